@@ -1,0 +1,52 @@
+// Status: the user-error channel (LevelDB style). A Status is either ok or
+// carries a one-line message meant for the person who wrote the input: it
+// names the file and JSON path or file:line, and what was expected. Broken
+// internal invariants are not Statuses: they abort via FLEETSIM_CHECK.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+namespace fleetsim {
+
+class Status {
+ public:
+  Status() = default;
+  static Status Ok() { return Status(); }
+  static Status Invalid(std::string msg) { return Status(std::move(msg)); }
+
+  bool ok() const { return !failed_; }
+  const std::string& message() const { return msg_; }
+
+  // Prefixes the message with `where` ("file.json: "), for callers that know
+  // the context the callee did not.
+  Status WithPrefix(const std::string& where) const {
+    if (ok()) return *this;
+    return Status(where + msg_);
+  }
+
+ private:
+  explicit Status(std::string msg) : msg_(std::move(msg)), failed_(true) {}
+  std::string msg_;
+  bool failed_ = false;
+};
+
+#define FLEETSIM_RETURN_IF_ERROR(expr)         \
+  do {                                         \
+    ::fleetsim::Status _st = (expr);           \
+    if (!_st.ok()) return _st;                 \
+  } while (0)
+
+// Internal invariant: aborts with file:line. Never for user input.
+#define FLEETSIM_CHECK(cond)                                                  \
+  do {                                                                        \
+    if (!(cond)) {                                                            \
+      std::fprintf(stderr, "fleetsim: internal error at %s:%d: %s\n",         \
+                   __FILE__, __LINE__, #cond);                                \
+      std::abort();                                                           \
+    }                                                                         \
+  } while (0)
+
+}  // namespace fleetsim

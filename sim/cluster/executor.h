@@ -1,0 +1,43 @@
+// Executor: runs a batch and says when it is done. The one seam between
+// scheduling and time: SimulatedExecutor asks the PerfModel and schedules a
+// completion event; live mode (a later issue) supplies an executor that runs
+// real kernels against a wall clock. Nothing else changes between the two.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "model/batch_shape.h"
+#include "model/perf_model.h"
+#include "sim/engine/simulation.h"
+
+namespace fleetsim {
+
+class Executor {
+ public:
+  using Done = std::function<void(uint64_t batch_id)>;
+  virtual ~Executor() = default;
+  // Batches that may be in flight at once (the pipeline depth, pp).
+  virtual int max_in_flight() const = 0;
+  // Starts `shape` now; `done(batch_id)` is called when it completes.
+  // Batches complete in launch order.
+  virtual void Launch(uint64_t batch_id, const BatchShape& shape) = 0;
+};
+
+class SimulatedExecutor final : public Executor {
+ public:
+  // `perf` must outlive the executor.
+  SimulatedExecutor(Simulation& sim, const PerfModel& perf, int pipeline_depth, Done done)
+      : sim_(sim), perf_(perf), depth_(pipeline_depth), done_(std::move(done)) {}
+  int max_in_flight() const override { return depth_; }
+  void Launch(uint64_t batch_id, const BatchShape& shape) override;
+
+ private:
+  Simulation& sim_;
+  const PerfModel& perf_;
+  int depth_;
+  Done done_;
+  SimTime busy_until_ = 0;
+};
+
+}  // namespace fleetsim

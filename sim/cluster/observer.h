@@ -1,0 +1,60 @@
+// RunObserver: what the cluster reports as it runs. Metrics, the trace
+// writer and tests implement it; the cluster never formats output itself.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "model/batch_shape.h"
+#include "sim/engine/time.h"
+#include "sim/traffic/request.h"
+
+namespace fleetsim {
+
+enum class RequestStatus { kCompleted, kRejected, kFailed, kUnfinished };
+std::string_view RequestStatusName(RequestStatus s);
+
+// One row of requests.csv: the life of one request.
+struct RequestRecord {
+  uint64_t id = 0;
+  SimTime arrival = 0;
+  SimTime first_scheduled = -1;  // first prefill chunk began (-1: never)
+  SimTime first_token = -1;      // -1: none yet
+  SimTime finish = -1;           // last token (completed) or end of run
+  int32_t prompt_tokens = 0;
+  int32_t output_tokens = 0;     // requested
+  int32_t generated_tokens = 0;  // produced (== output_tokens when completed)
+  int32_t replica = -1;          // -1: never reached one
+  int32_t preemptions = 0;
+  RequestStatus status = RequestStatus::kCompleted;
+  std::string_view reason;       // why rejected/failed/unfinished; empty when completed
+};
+
+// A replica's state at the end of one sampling interval.
+struct ReplicaSample {
+  SimTime t = 0;            // end of the interval
+  SimTime interval = 0;     // its length (1 s, shorter at the end of the run)
+  int replica = 0;
+  int64_t arrivals = 0;     // requests routed to it during the interval
+  int64_t waiting = 0;
+  int64_t running = 0;
+  double kv_utilization = 0;
+  SimTime busy = 0;         // time spent in iterations during the interval
+};
+
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void OnArrival(const Request& r, int replica) = 0;
+  // Every request ends in exactly one OnFinished (completed, rejected,
+  // failed or unfinished).
+  virtual void OnFinished(const RequestRecord& rec) = 0;
+  // `count` inter-token gaps of `gap` each, ending at `at`: one call for all
+  // sequences that got their previous token at the same instant.
+  virtual void OnTokenGaps(SimTime at, SimTime gap, int64_t count) = 0;
+  virtual void OnIteration(int replica, SimTime start, SimTime end, const BatchShape& shape) = 0;
+  // Once per simulated second per replica (and at the end of the run).
+  virtual void OnSample(const ReplicaSample& sample) = 0;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,105 @@
+#include "sim/cluster/replica.h"
+
+#include <algorithm>
+
+namespace fleetsim {
+
+std::string_view RequestStatusName(RequestStatus s) {
+  switch (s) {
+    case RequestStatus::kCompleted: return "completed";
+    case RequestStatus::kRejected: return "rejected";
+    case RequestStatus::kFailed: return "failed";
+    case RequestStatus::kUnfinished: return "unfinished";
+  }
+  return "?";
+}
+
+
+Replica::Replica(Simulation& sim, const ReplicaOptions& options,
+                 std::unique_ptr<BatchScheduler> scheduler, const PerfModel& perf,
+                 RunObserver& observer)
+    : sim_(sim),
+      options_(options),
+      scheduler_(std::move(scheduler)),
+      observer_(observer),
+      state_(options.kv_blocks, options.block_size),
+      executor_(sim, perf, options.pipeline_depth, [this](uint64_t id) { OnBatchDone(id); }) {}
+
+RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
+  RequestRecord r;
+  r.id = s.req.id;
+  r.arrival = s.req.arrival;
+  r.first_scheduled = s.first_scheduled;
+  r.first_token = s.first_token;
+  r.finish = s.last_token;
+  r.prompt_tokens = s.req.prompt_tokens;
+  r.output_tokens = s.req.output_tokens;
+  r.generated_tokens = state_.Generated(s);
+  r.replica = options_.index;
+  r.preemptions = s.preemptions;
+  r.status = status;
+  return r;
+}
+
+void Replica::Submit(Request req) {
+  observer_.OnArrival(req, options_.index);
+  if (static_cast<int64_t>(req.prompt_tokens) + req.output_tokens > options_.max_model_len) {
+    RequestRecord r;
+    r.id = req.id;
+    r.arrival = req.arrival;
+    r.finish = sim_.now();
+    r.prompt_tokens = req.prompt_tokens;
+    r.output_tokens = req.output_tokens;
+    r.replica = options_.index;
+    r.status = RequestStatus::kRejected;
+    r.reason = "exceeds_max_model_len";
+    observer_.OnFinished(r);
+    return;
+  }
+  state_.Enqueue(std::move(req), sim_.now());
+  MaybeStep();
+}
+
+void Replica::MaybeStep() {
+  if (in_flight_ >= executor_.max_in_flight()) return;
+  if (state_.num_live() == 0) return;
+  batch_ = Batch();
+  batch_.start = sim_.now();
+  scheduler_->Schedule(state_, sim_.now(), &batch_);
+  if (batch_.empty()) return;  // waits for memory or a new request
+  batch_.id = next_batch_id_++;
+  ++in_flight_;
+  executor_.Launch(batch_.id, batch_.shape);
+}
+
+void Replica::OnBatchDone(uint64_t batch_id) {
+  FLEETSIM_CHECK(in_flight_ == 1 && batch_id == batch_.id);
+  --in_flight_;
+  ++iterations_;
+  const SimTime end = sim_.now();
+  busy_accum_ += end - std::max(batch_.start, last_take_);
+  observer_.OnIteration(options_.index, batch_.start, end, batch_.shape);
+  state_.Complete(
+      batch_, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },
+      [this](const Seq& s) { observer_.OnFinished(RecordOf(s, RequestStatus::kCompleted)); });
+  MaybeStep();
+}
+
+SimTime Replica::TakeBusyTime(SimTime now) {
+  SimTime busy = busy_accum_;
+  if (in_flight_ > 0) busy += now - std::max(batch_.start, last_take_);
+  busy_accum_ = 0;
+  last_take_ = now;
+  return busy;
+}
+
+void Replica::ReportUnfinished(SimTime end, std::string_view reason) {
+  state_.ForEachLive([&](const Seq& s) {
+    RequestRecord r = RecordOf(s, RequestStatus::kUnfinished);
+    r.finish = end;
+    r.reason = reason;
+    observer_.OnFinished(r);
+  });
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,192 @@
+#include "sim/cluster/replica_state.h"
+
+#include <algorithm>
+
+namespace fleetsim {
+
+ReplicaState::ReplicaState(int64_t kv_blocks, int block_size)
+    : kv_(kv_blocks, block_size), block_size_(block_size), residue_count_(block_size, 0) {
+  FLEETSIM_CHECK(block_size > 0 && kv_blocks >= 0);
+}
+
+SeqId ReplicaState::NewSlot() {
+  if (!free_slots_.empty()) {
+    SeqId id = free_slots_.back();
+    free_slots_.pop_back();
+    return id;
+  }
+  seqs_.emplace_back();
+  return static_cast<SeqId>(seqs_.size() - 1);
+}
+
+void ReplicaState::FreeSlot(SeqId id) {
+  Seq& s = seqs_[id];
+  uint32_t gen = s.heap_gen + 1;
+  s = Seq();
+  s.heap_gen = gen;  // a slot's stale heap entries stay stale after reuse
+  free_slots_.push_back(id);
+}
+
+SeqId ReplicaState::Enqueue(Request req, SimTime now) {
+  SeqId id = NewSlot();
+  Seq& s = seqs_[id];
+  s.req = std::move(req);
+  s.phase = SeqPhase::kWaiting;
+  s.prefill_target = s.req.prompt_tokens;
+  s.enqueued = now;
+  waiting_.push_back(id);
+  return id;
+}
+
+int64_t ReplicaState::DecodeBlocksNeeded() const {
+  if (n_decode_ == 0) return 0;
+  // Sequence i writes position kv_len_i this step and needs a new block when
+  // kv_len_i % block_size == 0, i.e. residue_i == -D mod block_size.
+  return residue_count_[Residue(-decode_step_)];
+}
+
+int64_t ReplicaState::ChunkBlocksNeeded(SeqId id, int32_t tokens) const {
+  const Seq& s = seqs_[id];
+  return kv_.BlocksFor(static_cast<int64_t>(s.prefilled) + tokens) - s.held_blocks;
+}
+
+void ReplicaState::AddDecodes(Batch* batch) {
+  FLEETSIM_CHECK(!batch->decodes);
+  if (n_decode_ == 0) return;
+  kv_.Allocate(DecodeBlocksNeeded());
+  batch->decodes = true;
+  batch->decode_seqs = n_decode_;
+  batch->shape.decode_seqs = static_cast<int32_t>(n_decode_);
+  batch->shape.decode_tokens = n_decode_;
+  // Each attends to its KV plus the token it feeds: kv_len + 1.
+  batch->shape.decode_kv_tokens = sum_base_ + n_decode_ * (decode_step_ + 1);
+  batch->shape.sampled_seqs += static_cast<int32_t>(n_decode_);
+}
+
+SeqId ReplicaState::AdmitFront() {
+  FLEETSIM_CHECK(!waiting_.empty());
+  SeqId id = waiting_.front();
+  waiting_.pop_front();
+  Seq& s = seqs_[id];
+  s.phase = SeqPhase::kPrefill;
+  s.prefilled = 0;
+  s.held_blocks = 0;
+  prefilling_.push_back(id);
+  running_by_priority_.insert(KeyOf(id));
+  return id;
+}
+
+void ReplicaState::AddChunk(SeqId id, int32_t tokens, Batch* batch) {
+  Seq& s = seqs_[id];
+  FLEETSIM_CHECK(s.phase == SeqPhase::kPrefill && !s.in_batch);
+  FLEETSIM_CHECK(tokens > 0 && tokens <= PrefillLeft(id));
+  const int64_t blocks = ChunkBlocksNeeded(id, tokens);
+  kv_.Allocate(blocks);
+  s.held_blocks += blocks;
+  s.in_batch = true;
+  if (s.first_scheduled < 0) s.first_scheduled = batch->start;
+  batch->chunks.push_back(Chunk{id, tokens, s.prefilled});
+  const int64_t p = s.prefilled, c = tokens;
+  batch->shape.prefill_seqs += 1;
+  batch->shape.prefill_tokens += c;
+  batch->shape.prefill_attn_pairs += c * p + c * (c + 1) / 2;
+  batch->shape.prefill_kv_tokens += p + c;
+  if (s.prefilled + tokens == s.prefill_target) batch->shape.sampled_seqs += 1;
+}
+
+void ReplicaState::JoinDecode(SeqId id, SimTime now) {
+  Seq& s = seqs_[id];
+  s.phase = SeqPhase::kDecode;
+  s.kv0 = s.prefilled;
+  s.d0 = decode_step_;
+  s.joined_decode = now;
+  s.held_blocks = 0;  // derived from kv_len while decoding
+  ++n_decode_;
+  sum_base_ += s.kv0 - s.d0;
+  residue_count_[Residue(s.kv0 - s.d0)]++;
+  finish_heap_.push(FinishEntry{s.d0 + (s.req.output_tokens - s.generated), id, s.heap_gen});
+  if (!fresh_.empty() && fresh_.back().first == now) {
+    fresh_.back().second++;
+  } else {
+    fresh_.push_back({now, 1});
+  }
+}
+
+void ReplicaState::LeaveDecode(SeqId id) {
+  Seq& s = seqs_[id];
+  FLEETSIM_CHECK(s.phase == SeqPhase::kDecode);
+  --n_decode_;
+  sum_base_ -= s.kv0 - s.d0;
+  residue_count_[Residue(s.kv0 - s.d0)]--;
+  ++s.heap_gen;
+  kv_.Free(kv_.BlocksFor(KvLen(s)));
+  running_by_priority_.erase(KeyOf(id));
+  // A decoder that has not decoded since it joined sits in fresh_.
+  if (s.d0 == decode_step_) {
+    for (auto& [t, count] : fresh_)
+      if (t == s.joined_decode && count > 0) {
+        --count;
+        break;
+      }
+  }
+}
+
+void ReplicaState::RemovePrefilling(SeqId id) {
+  auto it = std::find(prefilling_.begin(), prefilling_.end(), id);
+  FLEETSIM_CHECK(it != prefilling_.end());
+  prefilling_.erase(it);
+}
+
+SeqId ReplicaState::PreemptLowestPriority(const Batch& batch, SimTime now) {
+  (void)now;
+  // Highest key = lowest priority; skip sequences already in the batch (and
+  // every decoder once the decoding set has been added).
+  for (auto it = running_by_priority_.rbegin(); it != running_by_priority_.rend(); ++it) {
+    const SeqId id = std::get<3>(*it);
+    Seq& s = seqs_[id];
+    if (s.in_batch) continue;
+    if (s.phase == SeqPhase::kDecode && batch.decodes) continue;
+    if (s.phase == SeqPhase::kDecode) {
+      s.last_token = s.d0 == decode_step_ ? s.joined_decode : last_decode_end_;
+      s.generated = Generated(s);
+      LeaveDecode(id);
+    } else {
+      kv_.Free(s.held_blocks);
+      running_by_priority_.erase(KeyOf(id));
+      RemovePrefilling(id);
+    }
+    // Recompute: the prompt and every token generated so far go through
+    // prefill again, which then yields the next token.
+    s.phase = SeqPhase::kWaiting;
+    s.held_blocks = 0;
+    s.prefilled = 0;
+    s.prefill_target = s.req.prompt_tokens + s.generated;
+    ++s.preemptions;
+    ++preemptions_;
+    waiting_.push_front(id);
+    return id;
+  }
+  return kNoSeq;
+}
+
+bool ReplicaState::CheckInvariants() const {
+  int64_t n = 0, sum = 0, blocks = 0;
+  std::vector<int64_t> residues(block_size_, 0);
+  for (const Seq& s : seqs_) {
+    if (s.phase == SeqPhase::kDecode) {
+      ++n;
+      sum += s.kv0 - s.d0;
+      residues[Residue(s.kv0 - s.d0)]++;
+      blocks += kv_.BlocksFor(KvLen(s));
+    } else if (s.phase == SeqPhase::kPrefill) {
+      blocks += s.held_blocks;
+    } else if (s.phase == SeqPhase::kWaiting && s.held_blocks != 0) {
+      return false;
+    }
+  }
+  return n == n_decode_ && sum == sum_base_ && residues == residue_count_ &&
+         blocks == kv_.used_blocks() &&
+         static_cast<int64_t>(running_by_priority_.size()) == num_running();
+}
+
+}  // namespace fleetsim

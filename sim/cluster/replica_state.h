@@ -1,0 +1,240 @@
+// ReplicaState: the requests one replica holds and their KV blocks, kept as
+// aggregates so that an iteration costs O(1) plus O(log n) per request that
+// starts or ends, never O(batch).
+//
+// Running requests are either *prefilling* (some prompt tokens not yet in
+// the KV cache; few at a time) or *decoding*. The decoding set is not walked
+// per step: every decoding sequence advances one token per decode step, so
+// with a replica-wide decode-step counter D a sequence that joined at step d0
+// with kv0 tokens in KV holds kv0 + (D - d0) tokens at step D. The set keeps
+//   - sum of (kv0 - d0): the summed context of a step is that + n*(D+1);
+//   - a count per residue (kv0 - d0) mod block_size: the sequences needing a
+//     new block at step D are those with residue == -D mod block_size;
+//   - a min-heap of finishing steps d0 + tokens_left, with lazy deletion.
+// Batch schedulers (batch_scheduler.h) read this state and build a Batch
+// through its methods; the Replica applies the finished batch.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "model/batch_shape.h"
+#include "sim/cluster/kv_cache.h"
+#include "sim/engine/time.h"
+#include "sim/traffic/request.h"
+
+namespace fleetsim {
+
+using SeqId = uint32_t;
+inline constexpr SeqId kNoSeq = ~SeqId{0};
+
+enum class SeqPhase : uint8_t { kFree, kWaiting, kPrefill, kDecode };
+
+struct Seq {
+  Request req;
+  SeqPhase phase = SeqPhase::kFree;
+  int32_t prefill_target = 0;   // tokens the current prefill must put in KV
+  int32_t prefilled = 0;        // of those, already in KV (prefill phase)
+  int32_t generated = 0;        // output tokens produced so far (at d0 while decoding; see Generated())
+  int32_t preemptions = 0;
+  int64_t held_blocks = 0;      // KV blocks held (prefill phase; derived in decode)
+  // Decode phase: KV tokens at step D are kv0 + (D - d0).
+  int64_t d0 = 0;
+  int64_t kv0 = 0;
+  SimTime joined_decode = 0;    // when its previous token (the one that made it a decoder) came
+  uint32_t heap_gen = 0;        // invalidates stale finish-heap entries
+  bool in_batch = false;        // scheduled in the batch being built or in flight
+  SimTime enqueued = 0;         // reached this replica
+  SimTime first_scheduled = -1;
+  SimTime first_token = -1;
+  SimTime last_token = -1;
+};
+
+// One prefill chunk of a batch.
+struct Chunk {
+  SeqId seq;
+  int32_t tokens;
+  int32_t start;  // tokens of this prefill already in KV before the chunk
+};
+
+// What one iteration runs.
+struct Batch {
+  uint64_t id = 0;
+  bool decodes = false;        // the whole decoding set advances one token
+  int64_t decode_seqs = 0;
+  std::vector<Chunk> chunks;
+  BatchShape shape;
+  SimTime start = 0;           // set before scheduling
+  bool empty() const { return !decodes && chunks.empty(); }
+};
+
+class ReplicaState {
+ public:
+  ReplicaState(int64_t kv_blocks, int block_size);
+  ReplicaState(const ReplicaState&) = delete;
+  ReplicaState& operator=(const ReplicaState&) = delete;
+
+  // ---- Views for schedulers ----------------------------------------------
+  const Seq& seq(SeqId id) const { return seqs_[id]; }
+  const std::deque<SeqId>& waiting() const { return waiting_; }
+  // Prefilling requests, in admission order.
+  const std::vector<SeqId>& prefilling() const { return prefilling_; }
+  int64_t num_decoding() const { return n_decode_; }
+  int64_t num_running() const { return n_decode_ + static_cast<int64_t>(prefilling_.size()); }
+  int64_t num_live() const { return num_running() + static_cast<int64_t>(waiting_.size()); }
+  const KvCacheManager& kv() const { return kv_; }
+  int64_t decode_step() const { return decode_step_; }
+  // New KV blocks the decoding set needs to run one more step.
+  int64_t DecodeBlocksNeeded() const;
+  // New KV blocks `id` needs to add `tokens` prefill tokens.
+  int64_t ChunkBlocksNeeded(SeqId id, int32_t tokens) const;
+  int32_t PrefillLeft(SeqId id) const { return seqs_[id].prefill_target - seqs_[id].prefilled; }
+  // Output tokens produced so far (a decoder's count is derived from D).
+  int32_t Generated(const Seq& s) const {
+    return s.phase == SeqPhase::kDecode ? s.generated + static_cast<int32_t>(decode_step_ - s.d0)
+                                        : s.generated;
+  }
+
+  // ---- Batch building (schedulers) ---------------------------------------
+  // Adds one step of every decoding sequence, allocating its new blocks.
+  // REQUIRES: kv().CanAllocate(DecodeBlocksNeeded()), no decodes in batch.
+  void AddDecodes(Batch* batch);
+  // Moves the front waiting request to the running (prefilling) set.
+  SeqId AdmitFront();
+  // Adds a chunk of `tokens` prefill tokens of prefilling `id`, allocating
+  // its blocks. REQUIRES: blocks available, 0 < tokens <= PrefillLeft(id).
+  void AddChunk(SeqId id, int32_t tokens, Batch* batch);
+  // Preempts (recompute) the lowest-priority running request not already in
+  // `batch` (highest (priority, arrival, id)): frees its blocks and puts it
+  // at the front of the waiting queue. Returns it, or kNoSeq if none.
+  SeqId PreemptLowestPriority(const Batch& batch, SimTime now);
+  int64_t preemptions() const { return preemptions_; }
+
+  // ---- Replica side --------------------------------------------------------
+  // Adds a request to the back of the waiting queue.
+  SeqId Enqueue(Request req, SimTime now);
+  // Completes `batch` at `end`: advances prefills and decodes, emits tokens.
+  // Calls gap(gap, count) for each group of inter-token gaps, and
+  // finished(seq) for each request that produced its last token; the
+  // finished slots are freed after the callback returns.
+  template <typename GapFn, typename FinishFn>
+  void Complete(Batch& batch, SimTime end, GapFn&& gap, FinishFn&& finished);
+  // Every request still held (waiting or running), for end-of-run records.
+  template <typename Fn>
+  void ForEachLive(Fn&& fn) const {
+    for (SeqId id = 0; id < seqs_.size(); ++id)
+      if (seqs_[id].phase != SeqPhase::kFree) fn(seqs_[id]);
+  }
+  // Checks the running sums against a walk over every sequence (tests).
+  bool CheckInvariants() const;
+
+ private:
+  using PriorityKey = std::tuple<int32_t, SimTime, uint64_t, SeqId>;
+  PriorityKey KeyOf(SeqId id) const {
+    const Seq& s = seqs_[id];
+    return {s.req.priority, s.req.arrival, s.req.id, id};
+  }
+  SeqId NewSlot();
+  void FreeSlot(SeqId id);
+  int64_t KvLen(const Seq& s) const { return s.kv0 + (decode_step_ - s.d0); }
+  int Residue(int64_t v) const {
+    int64_t r = v % block_size_;
+    return static_cast<int>(r < 0 ? r + block_size_ : r);
+  }
+  void JoinDecode(SeqId id, SimTime now);
+  void LeaveDecode(SeqId id);
+  void RemovePrefilling(SeqId id);
+
+  std::vector<Seq> seqs_;
+  std::vector<SeqId> free_slots_;
+  std::deque<SeqId> waiting_;
+  std::vector<SeqId> prefilling_;
+  std::set<PriorityKey> running_by_priority_;
+  KvCacheManager kv_;
+  int block_size_;
+
+  // Decoding set aggregates.
+  int64_t decode_step_ = 0;  // D
+  int64_t n_decode_ = 0;
+  int64_t sum_base_ = 0;     // sum of kv0 - d0
+  std::vector<int64_t> residue_count_;
+  struct FinishEntry {
+    int64_t step;
+    SeqId seq;
+    uint32_t gen;
+    bool operator>(const FinishEntry& o) const {
+      return step != o.step ? step > o.step : seq > o.seq;
+    }
+  };
+  std::priority_queue<FinishEntry, std::vector<FinishEntry>, std::greater<>> finish_heap_;
+  // Decoders whose previous token did not come from the last decode step
+  // (they joined since), grouped by when that token came: (time, count).
+  std::vector<std::pair<SimTime, int64_t>> fresh_;
+  SimTime last_decode_end_ = 0;
+  int64_t preemptions_ = 0;
+  std::vector<SeqId> finished_scratch_;
+};
+
+// ---- Template implementation ------------------------------------------------
+
+template <typename GapFn, typename FinishFn>
+void ReplicaState::Complete(Batch& batch, SimTime end, GapFn&& gap, FinishFn&& finished) {
+  finished_scratch_.clear();
+  if (batch.decodes) {
+    // Every decoder present at launch gets a token at `end`.
+    int64_t fresh_total = 0;
+    for (auto& [t, count] : fresh_) {
+      if (count > 0) gap(end - t, count);
+      fresh_total += count;
+    }
+    const int64_t steady = n_decode_ - fresh_total;
+    if (steady > 0) gap(end - last_decode_end_, steady);
+    fresh_.clear();
+    last_decode_end_ = end;
+    ++decode_step_;
+    while (!finish_heap_.empty() && finish_heap_.top().step <= decode_step_) {
+      FinishEntry e = finish_heap_.top();
+      finish_heap_.pop();
+      Seq& s = seqs_[e.seq];
+      if (s.phase != SeqPhase::kDecode || s.heap_gen != e.gen) continue;
+      s.generated = s.req.output_tokens;
+      s.last_token = end;
+      LeaveDecode(e.seq);
+      finished_scratch_.push_back(e.seq);
+    }
+  }
+  for (const Chunk& c : batch.chunks) {
+    Seq& s = seqs_[c.seq];
+    s.in_batch = false;
+    if (s.phase != SeqPhase::kPrefill) continue;  // cannot happen with pp = 1
+    s.prefilled += c.tokens;
+    if (s.prefilled < s.prefill_target) continue;
+    // Prefill done: the last position's logits give the next token.
+    if (s.first_token < 0) {
+      s.first_token = end;
+    } else {
+      gap(end - s.last_token, 1);  // resumed after preemption: one long gap
+    }
+    s.last_token = end;
+    ++s.generated;
+    RemovePrefilling(c.seq);
+    if (s.generated >= s.req.output_tokens) {
+      kv_.Free(s.held_blocks);
+      s.held_blocks = 0;
+      running_by_priority_.erase(KeyOf(c.seq));
+      finished_scratch_.push_back(c.seq);
+    } else {
+      JoinDecode(c.seq, end);
+    }
+  }
+  for (SeqId id : finished_scratch_) {
+    finished(seqs_[id]);
+    FreeSlot(id);
+  }
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,46 @@
+// Built-in routers.
+#include "sim/cluster/router.h"
+
+namespace fleetsim {
+namespace {
+
+// Cycles through the candidates with one counter.
+class RoundRobinRouter final : public Router {
+ public:
+  size_t Route(const Request&, std::span<Replica* const> candidates) override {
+    return next_++ % candidates.size();
+  }
+
+ private:
+  uint64_t next_ = 0;
+};
+
+// Fewest requests held (waiting + running); ties go to the lowest index, so
+// the choice is deterministic.
+class LeastOutstandingRouter final : public Router {
+ public:
+  size_t Route(const Request&, std::span<Replica* const> candidates) override {
+    size_t best = 0;
+    int64_t best_load = candidates[0]->outstanding();
+    for (size_t i = 1; i < candidates.size(); ++i) {
+      int64_t load = candidates[i]->outstanding();
+      if (load < best_load) {
+        best = i;
+        best_load = load;
+      }
+    }
+    return best;
+  }
+};
+
+}  // namespace
+
+void RegisterBuiltinRouters(RouterRegistry* registry) {
+  registry->Add("round_robin", "cycle through the replicas in order",
+                [](Rng) { return std::make_unique<RoundRobinRouter>(); });
+  registry->Add("least_outstanding",
+                "fewest requests waiting or running (ties: lowest replica index)",
+                [](Rng) { return std::make_unique<LeastOutstandingRouter>(); });
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,65 @@
+#include "sim/metrics/histogram.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "base/status.h"
+
+namespace fleetsim {
+
+int LogHistogram::BucketOf(int64_t value) {
+  FLEETSIM_CHECK(value >= 0);
+  if (value < 64) return static_cast<int>(value);
+  const int e = 63 - std::countl_zero(static_cast<uint64_t>(value));  // >= 6
+  const int sub = static_cast<int>((value >> (e - 6)) & 63);
+  return (e - 5) * 64 + sub;
+}
+
+int64_t LogHistogram::BucketLow(int bucket) {
+  if (bucket < 64) return bucket;
+  const int e = bucket / 64 + 5;
+  const int sub = bucket % 64;
+  return (int64_t{64} + sub) << (e - 6);
+}
+
+int64_t LogHistogram::BucketHigh(int bucket) {
+  if (bucket < 64) return bucket + 1;
+  const int e = bucket / 64 + 5;
+  return BucketLow(bucket) + (int64_t{1} << (e - 6));
+}
+
+void LogHistogram::Add(int64_t value, int64_t count) {
+  if (count <= 0) return;
+  const int b = BucketOf(value);
+  if (static_cast<size_t>(b) >= buckets_.size()) buckets_.resize(b + 1, 0);
+  buckets_[b] += count;
+  if (count_ == 0) {
+    min_ = max_ = value;
+  } else {
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+  }
+  count_ += count;
+  sum_ += static_cast<__int128>(value) * count;
+}
+
+double LogHistogram::Quantile(double q) const {
+  if (count_ == 0) return 0.0;
+  // Nearest rank: the smallest value with at least ceil(q * n) values <= it.
+  int64_t rank = static_cast<int64_t>(std::ceil(q * static_cast<double>(count_)));
+  rank = std::clamp<int64_t>(rank, 1, count_);
+  int64_t seen = 0;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    seen += buckets_[b];
+    if (seen >= rank) {
+      const int bi = static_cast<int>(b);
+      if (bi < 64) return static_cast<double>(bi);
+      double mid = 0.5 * static_cast<double>(BucketLow(bi) + BucketHigh(bi) - 1);
+      return std::clamp(mid, static_cast<double>(min_), static_cast<double>(max_));
+    }
+  }
+  return static_cast<double>(max_);
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,299 @@
+#include "sim/runner/run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "sim/cluster/replica.h"
+#include "sim/engine/simulation.h"
+#include "sim/traffic/traffic_spec.h"
+
+namespace fleetsim {
+
+void RegisterBuiltins(Policies* policies) {
+  RegisterBuiltinRouters(&policies->routers);
+  RegisterBuiltinSchedulers(&policies->schedulers);
+}
+
+int64_t PeakRssKb() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  int64_t kb = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, "VmHWM:", 6) == 0) {
+      kb = std::strtoll(line + 6, nullptr, 10);
+      break;
+    }
+  }
+  std::fclose(f);
+  return kb;
+}
+
+namespace {
+
+std::string Unknown(const std::string& what, const std::string& name, const std::vector<std::string>& known) {
+  return "unknown " + what + " \"" + name + "\" (known: " + JoinNames(known) + ")";
+}
+
+Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& policies, PoolPlan* plan) {
+  plan->spec = &p;
+  plan->model = catalog.FindModel(p.model);
+  if (!plan->model)
+    return Status::Invalid(p.path + ".model: " + Unknown("model", p.model, catalog.ModelNames()));
+  plan->gpu = catalog.FindGpu(p.gpu);
+  if (!plan->gpu) return Status::Invalid(p.path + ".gpu: " + Unknown("GPU", p.gpu, catalog.GpuNames()));
+  plan->engine = catalog.FindEngine(p.engine);
+  if (!plan->engine)
+    return Status::Invalid(p.path + ".engine: " + Unknown("engine", p.engine, catalog.EngineNames()));
+  plan->scheduler = policies.schedulers.Find(p.scheduler);
+  if (!plan->scheduler)
+    return Status::Invalid(p.path + ".scheduler: " +
+                           Unknown("scheduler", p.scheduler, policies.schedulers.Names()));
+  const ModelSpec& m = *plan->model;
+  if (m.heads % p.tp != 0)
+    return Status::Invalid(p.path + ".tp: " + std::to_string(p.tp) + " does not divide the " +
+                           std::to_string(m.heads) + " attention heads of " + m.name);
+  if (p.pp != 1)
+    return Status::Invalid(p.path + ".pp: pipeline parallelism is not modelled yet; pp must be 1");
+  plan->shard.tp = p.tp;
+  plan->shard.pp = p.pp;
+
+  // vLLM's serving defaults (vllm/engine/arg_utils.py, V1): large budgets on
+  // big GPUs other than A100.
+  const bool big = plan->gpu->memory_mib >= 70 * 1024 && plan->gpu->family != "A100";
+  plan->limits.max_num_batched_tokens = p.max_num_batched_tokens.value_or(big ? 8192 : 2048);
+  plan->limits.max_num_seqs = p.max_num_seqs.value_or(big ? 1024 : 256);
+  if (plan->limits.max_num_batched_tokens < plan->limits.max_num_seqs)
+    return Status::Invalid(p.path + ".max_num_batched_tokens: " +
+                           std::to_string(plan->limits.max_num_batched_tokens) +
+                           " is less than max_num_seqs " + std::to_string(plan->limits.max_num_seqs) +
+                           " (vLLM requires at least one token per running sequence)");
+
+  MemoryOptions mo;
+  mo.gpu_memory_utilization = p.gpu_memory_utilization;
+  mo.block_size = p.block_size;
+  mo.max_num_batched_tokens = plan->limits.max_num_batched_tokens;
+  FLEETSIM_RETURN_IF_ERROR(PlanMemory(m, *plan->gpu, plan->shard, mo, &plan->memory).WithPrefix(p.path + ": "));
+
+  if (p.usd_per_gpu_hour) {
+    plan->usd_per_gpu_hour = p.usd_per_gpu_hour;
+    plan->price_source = "scenario";
+  } else {
+    auto it = plan->gpu->prices.find(p.pricing_class);
+    if (it == plan->gpu->prices.end()) {
+      std::vector<std::string> classes;
+      for (const auto& [k, v] : plan->gpu->prices) classes.push_back(k);
+      return Status::Invalid(p.path + ".pricing_class: " + Unknown("pricing class", p.pricing_class, classes));
+    }
+    if (it->second) {
+      plan->usd_per_gpu_hour = it->second->usd_per_gpu_hour;
+      plan->price_source = it->second->provider + " " + it->second->date;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, const Policies& policies,
+                          std::unique_ptr<ScenarioRun>* out) {
+  std::unique_ptr<ScenarioRun> run(new ScenarioRun(spec, catalog, policies));
+  const ScenarioSpec& s = run->spec_;  // pool plans point into the run's own copy
+  if (!s.model.empty() && !catalog.FindModel(s.model))
+    return Status::Invalid(s.file + ": model: " + Unknown("model", s.model, catalog.ModelNames()));
+  run->router_ = policies.routers.Find(s.router);
+  if (!run->router_)
+    return Status::Invalid(s.file + ": fleet.router: " + Unknown("router", s.router, policies.routers.Names()));
+  for (const PoolSpec& p : s.pools) {
+    PoolPlan plan;
+    FLEETSIM_RETURN_IF_ERROR(ResolvePool(p, catalog, policies, &plan).WithPrefix(s.file + ": "));
+    run->pools_.push_back(plan);
+  }
+  if (s.traffic.kind == TrafficSpec::Kind::kGenerator && !s.traffic.model.empty()) {
+    bool served = false;
+    for (const PoolPlan& p : run->pools_) served = served || p.model->name == s.traffic.model;
+    if (!served)
+      return Status::Invalid(s.file + ": traffic.generator.model: no pool serves \"" + s.traffic.model + "\"");
+  }
+  *out = std::move(run);
+  return Status::Ok();
+}
+
+Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
+                        const std::function<void(const Progress&)>& progress, RunReport* report) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  auto wall_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  };
+  Simulation sim(seed);
+
+  std::unique_ptr<RequestSource> source;
+  FLEETSIM_RETURN_IF_ERROR(MakeRequestSource(spec_.traffic, sim.Stream("traffic"), &source)
+                               .WithPrefix(spec_.file + ": traffic: "));
+
+  MetricsOptions mo = outputs;
+  mo.warmup = SecondsToTime(spec_.warmup_s);
+  mo.ttft_slo_ms = spec_.ttft_slo_ms;
+  mo.tpot_slo_ms = spec_.tpot_slo_ms;
+  for (const PoolPlan& p : pools_)
+    for (int r = 0; r < p.spec->replicas; ++r) mo.replica_names.push_back(p.spec->name + "/" + std::to_string(r));
+  std::unique_ptr<MetricsCollector> metrics;
+  FLEETSIM_RETURN_IF_ERROR(MetricsCollector::Open(mo, &metrics));
+
+  // The fleet.
+  std::vector<std::unique_ptr<PerfModel>> perf;
+  std::vector<std::unique_ptr<Replica>> replicas;
+  std::map<std::string, std::vector<Replica*>, std::less<>> by_model;
+  for (size_t pi = 0; pi < pools_.size(); ++pi) {
+    const PoolPlan& p = pools_[pi];
+    perf.push_back(std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, *p.engine, spec_.roofline));
+    for (int r = 0; r < p.spec->replicas; ++r) {
+      ReplicaOptions ro;
+      ro.index = static_cast<int>(replicas.size());
+      ro.pool = static_cast<int>(pi);
+      ro.model = p.model->name;
+      ro.max_model_len = p.model->max_model_len;
+      ro.kv_blocks = p.memory.kv_blocks;
+      ro.block_size = p.spec->block_size;
+      ro.pipeline_depth = 1;
+      std::unique_ptr<BatchScheduler> sched;
+      FLEETSIM_RETURN_IF_ERROR(p.scheduler->factory(p.limits, &sched).WithPrefix(spec_.file + ": " + p.spec->path + ": "));
+      replicas.push_back(std::make_unique<Replica>(sim, ro, std::move(sched), *perf.back(), *metrics));
+      by_model[p.model->name].push_back(replicas.back().get());
+    }
+  }
+  const std::string default_model = !spec_.model.empty() ? spec_.model : pools_.front().model->name;
+  std::unique_ptr<Router> router = router_->factory(sim.Stream("router"));
+
+  // Arrivals: one pending event at a time, pulled from the stream.
+  std::vector<int64_t> arrivals_in_interval(replicas.size(), 0);
+  Request next;
+  bool have = source->Next(&next);
+  Status source_status = source->status();
+  std::function<void()> arrive = [&] {
+    const std::string& model = next.model.empty() ? default_model : next.model;
+    auto it = by_model.find(model);
+    if (it == by_model.end()) {
+      metrics->OnArrival(next, -1);
+      RequestRecord rec;
+      rec.id = next.id;
+      rec.arrival = next.arrival;
+      rec.finish = sim.now();
+      rec.prompt_tokens = next.prompt_tokens;
+      rec.output_tokens = next.output_tokens;
+      rec.status = RequestStatus::kRejected;
+      rec.reason = "unknown_model";
+      metrics->OnFinished(rec);
+    } else {
+      const std::vector<Replica*>& cands = it->second;
+      Replica* target = cands[router->Route(next, cands)];
+      arrivals_in_interval[target->options().index]++;
+      target->Submit(std::move(next));
+    }
+    next = Request();
+    have = source->Next(&next);
+    if (have) {
+      sim.At(next.arrival, arrive);
+    } else if (!source->status().ok()) {
+      source_status = source->status();
+      sim.Stop();
+    }
+  };
+  if (have) sim.At(next.arrival, arrive);
+
+  // Per-second samples for timeseries.csv and overload detection.
+  SimTime last_sample = 0;
+  auto sample_all = [&](SimTime t) {
+    for (auto& r : replicas) {
+      ReplicaSample s;
+      s.t = t;
+      s.interval = t - last_sample;
+      s.replica = r->options().index;
+      s.arrivals = arrivals_in_interval[s.replica];
+      s.waiting = r->waiting();
+      s.running = r->state().num_running();
+      s.kv_utilization = r->state().kv().utilization();
+      s.busy = r->TakeBusyTime(t);
+      metrics->OnSample(s);
+      arrivals_in_interval[s.replica] = 0;
+    }
+    last_sample = t;
+  };
+  std::function<void()> sampler = [&] {
+    sample_all(sim.now());
+    if (sim.pending() > 0 || have) sim.At(sim.now() + kSecond, sampler);
+  };
+  sim.At(kSecond, sampler);
+
+  // Run in slices of simulated time so progress can be reported.
+  const SimTime until = spec_.duration_s ? SecondsToTime(*spec_.duration_s) : kTimeNever;
+  double last_progress = 0;
+  bool stopped_by_error = false;
+  while (sim.pending() > 0) {
+    const SimTime slice_end = std::min(until, sim.now() + 10 * kSecond);
+    sim.Run(slice_end);
+    if (!source_status.ok()) {
+      stopped_by_error = true;
+      break;
+    }
+    if (progress) {
+      const double w = wall_s();
+      if (w - last_progress >= 0.5) {
+        last_progress = w;
+        progress(Progress{sim.now(), metrics->arrived(), metrics->finished(), w});
+      }
+    }
+    if (sim.now() >= until) break;
+  }
+  if (stopped_by_error) {
+    (void)metrics->Close();
+    return source_status.WithPrefix(spec_.file + ": traffic: ");
+  }
+  const bool hit_duration = sim.pending() > 0;
+  // The run ends at the last event, or at duration_s with work left.
+  const SimTime end = hit_duration ? until : sim.now();
+  if (end > last_sample) sample_all(end);
+  for (auto& r : replicas) r->ReportUnfinished(end, "run_ended");
+
+  RunFacts facts;
+  facts.end = end;
+  facts.events = sim.events_processed();
+  facts.hit_duration = hit_duration;
+  for (const PoolPlan& p : pools_) {
+    RunFacts::Pool fp;
+    fp.name = p.spec->name;
+    fp.replicas = p.spec->replicas;
+    fp.gpus_per_replica = p.shard.gpus();
+    fp.usd_per_gpu_hour = p.usd_per_gpu_hour;
+    fp.price_source = p.price_source;
+    facts.pools.push_back(fp);
+  }
+  // Which source timed each operator kind, across pools.
+  for (size_t i = 0; i < perf.size(); ++i) {
+    for (const auto& [kind, src] : perf[i]->Sources()) {
+      auto it = std::find_if(facts.perf_sources.begin(), facts.perf_sources.end(),
+                             [&](const auto& e) { return e.first == kind; });
+      if (it == facts.perf_sources.end()) {
+        facts.perf_sources.emplace_back(kind, src);
+      } else if (it->second.find(src) == std::string::npos) {
+        it->second += "+" + src;
+      }
+    }
+  }
+  for (auto& r : replicas) facts.preemptions += r->state().preemptions();
+
+  report->summary = metrics->Summarize(facts);
+  FLEETSIM_RETURN_IF_ERROR(metrics->Close());
+  FLEETSIM_CHECK(report->summary.arrived ==
+                 report->summary.completed + report->summary.rejected + report->summary.failed +
+                     report->summary.unfinished);
+  report->events = facts.events;
+  report->wall_s = wall_s();
+  report->peak_rss_kb = PeakRssKb();
+  return Status::Ok();
+}
+
+}  // namespace fleetsim

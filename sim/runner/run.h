@@ -1,0 +1,88 @@
+// Running a scenario end to end: resolve its names against the catalogue and
+// the registries (errors name the JSON path), build the simulated fleet,
+// stream the traffic through it, and summarise.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "model/catalog.h"
+#include "model/memory_plan.h"
+#include "model/roofline.h"
+#include "sim/cluster/batch_scheduler.h"
+#include "sim/cluster/router.h"
+#include "sim/metrics/collector.h"
+#include "sim/scenario/scenario_spec.h"
+
+namespace fleetsim {
+
+// Every registered policy, filled by RegisterBuiltins().
+struct Policies {
+  RouterRegistry routers;
+  SchedulerRegistry schedulers;
+};
+void RegisterBuiltins(Policies* policies);
+
+// A pool after resolution: everything a replica needs, checked.
+struct PoolPlan {
+  const PoolSpec* spec = nullptr;
+  const ModelSpec* model = nullptr;
+  const GpuSpec* gpu = nullptr;
+  const EngineSpec* engine = nullptr;
+  const SchedulerRegistry::Entry* scheduler = nullptr;
+  ShardPlan shard;
+  SchedulerLimits limits;
+  MemoryPlan memory;
+  std::optional<double> usd_per_gpu_hour;
+  std::string price_source;
+};
+
+struct Progress {
+  SimTime now = 0;
+  int64_t arrived = 0;
+  int64_t finished = 0;
+  double wall_s = 0;
+};
+
+struct RunReport {
+  Summary summary;
+  double wall_s = 0;
+  uint64_t events = 0;
+  int64_t peak_rss_kb = 0;
+};
+
+class ScenarioRun {
+ public:
+  // Resolves and checks the scenario without running it (`fleetsim
+  // validate` stops here). `catalog` and `policies` must outlive the run.
+  static Status Build(const ScenarioSpec& spec, const Catalog& catalog, const Policies& policies,
+                      std::unique_ptr<ScenarioRun>* out);
+
+  const ScenarioSpec& spec() const { return spec_; }
+  const std::vector<PoolPlan>& pools() const { return pools_; }
+
+  // Runs it. `seed` overrides the scenario's. `progress`, if set, is
+  // called about once a second of wall time. Row errors in a trace stop the
+  // run with their file:line Status.
+  Status Run(const MetricsOptions& outputs, uint64_t seed, const std::function<void(const Progress&)>& progress,
+             RunReport* report);
+
+ private:
+  ScenarioRun(const ScenarioSpec& spec, const Catalog& catalog, const Policies& policies)
+      : spec_(spec), catalog_(catalog), policies_(policies) {}
+
+  ScenarioSpec spec_;
+  const Catalog& catalog_;
+  const Policies& policies_;
+  const RouterRegistry::Entry* router_ = nullptr;
+  std::vector<PoolPlan> pools_;
+};
+
+// Peak resident set size of this process, in KiB (0 if unknown).
+int64_t PeakRssKb();
+
+}  // namespace fleetsim

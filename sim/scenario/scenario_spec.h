@@ -1,0 +1,54 @@
+// ScenarioSpec: the typed form of a scenario JSON file. Parsing (parse.h)
+// checks syntax, types, ranges and unknown keys; resolving names against the
+// catalogue and the policy registries happens when the run is built
+// (sim/runner), using the JSON paths kept here for its messages.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/roofline.h"
+#include "sim/traffic/traffic_spec.h"
+
+namespace fleetsim {
+
+// One group of identical replicas.
+struct PoolSpec {
+  std::string path;            // JSON path, "fleet.pools[0]", for messages
+  std::string name;            // defaults to "pool<i>"
+  std::string model;           // defaults to the scenario's model
+  std::string gpu;
+  int replicas = 1;
+  int tp = 1;
+  int pp = 1;
+  std::string engine = "vllm";     // CPU-overhead figures (model/engines)
+  std::string scheduler = "vllm";  // batch scheduler (registry)
+  // vLLM defaults when unset: 8192 tokens and 1024 sequences on GPUs of
+  // 70 GiB or more other than A100, else 2048 and 256.
+  std::optional<int64_t> max_num_batched_tokens;
+  std::optional<int64_t> max_num_seqs;
+  double gpu_memory_utilization = 0.9;
+  int block_size = 16;
+  std::string pricing_class = "on_demand";
+  std::optional<double> usd_per_gpu_hour;  // overrides the catalogue price
+};
+
+struct ScenarioSpec {
+  std::string file;            // the scenario file, for messages
+  std::string name;
+  std::string description;
+  uint64_t seed = 0;
+  std::optional<double> duration_s;  // hard stop; unset: run until drained
+  double warmup_s = 0;
+  std::string model;           // default model of pools and requests
+  std::string router = "round_robin";
+  std::vector<PoolSpec> pools;
+  TrafficSpec traffic;         // paths already resolved against the scenario's folder
+  std::optional<double> ttft_slo_ms;
+  std::optional<double> tpot_slo_ms;
+  RooflineOptions roofline;    // "perf" section
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,26 @@
+// Request: one inference request as the cluster sees it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/engine/time.h"
+
+namespace fleetsim {
+
+struct Request {
+  uint64_t id = 0;            // dense, in arrival order, assigned by the source
+  SimTime arrival = 0;        // ns since the start of the run
+  int32_t prompt_tokens = 0;  // > 0
+  int32_t output_tokens = 0;  // > 0
+  int32_t priority = 0;       // priority class; lower is more important
+  int64_t session_id = -1;    // -1: none
+  std::string model;          // empty: the scenario's default model
+  // Prompt prefix blocks (Mooncake hash ids), chained: two requests share a
+  // prefix exactly as long as their leading common ids. Empty: unknown.
+  std::vector<uint64_t> prefix_blocks;
+  int32_t prefix_block_tokens = 0;  // tokens per prefix block id (Mooncake: 512)
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,201 @@
+// fleetsim: the command-line front end.
+//
+//   fleetsim run SCENARIO.json [--out DIR] [--seed N] [--trace] [--quiet]
+//   fleetsim validate SCENARIO.json
+//   fleetsim list
+//
+// Exit codes: 0 success; 2 bad input (scenario, trace, names, impossible
+// configuration) with a one-line message naming the file and JSON path or
+// line; 1 anything else.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "model/catalog.h"
+#include "sim/metrics/text_out.h"
+#include "sim/runner/run.h"
+#include "sim/scenario/parse.h"
+
+namespace fleetsim {
+namespace {
+
+constexpr int kExitInput = 2;
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "fleetsim: %s\n", s.message().c_str());
+  return kExitInput;
+}
+
+Status LoadAndBuild(const std::string& path, const Catalog& catalog, const Policies& policies,
+                    std::unique_ptr<ScenarioRun>* run) {
+  ScenarioSpec spec;
+  FLEETSIM_RETURN_IF_ERROR(LoadScenarioFile(path, &spec));
+  return ScenarioRun::Build(spec, catalog, policies, run);
+}
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) return Status::Invalid("cannot write \"" + path + "\": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+int CmdRun(const std::string& path, std::string out_dir, std::optional<uint64_t> seed, bool trace, bool quiet,
+           const Catalog& catalog, const Policies& policies) {
+  std::unique_ptr<ScenarioRun> run;
+  Status s = LoadAndBuild(path, catalog, policies, &run);
+  if (!s.ok()) return Fail(s);
+  if (out_dir.empty()) out_dir = "out/" + std::filesystem::path(path).stem().string();
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) return Fail(Status::Invalid("cannot create output folder \"" + out_dir + "\": " + ec.message()));
+
+  MetricsOptions mo;
+  mo.requests_csv = out_dir + "/requests.csv";
+  mo.timeseries_csv = out_dir + "/timeseries.csv";
+  if (trace) mo.trace_json = out_dir + "/trace.json";
+  const bool show_progress = !quiet && isatty(STDERR_FILENO);
+  bool printed_progress = false;
+  auto progress = [&](const Progress& p) {
+    if (!show_progress || p.wall_s < 1.0) return;
+    std::fprintf(stderr, "\r  simulated %.0f s  arrived %lld  finished %lld  wall %.1f s   ", TimeToSeconds(p.now),
+                 static_cast<long long>(p.arrived), static_cast<long long>(p.finished), p.wall_s);
+    printed_progress = true;
+  };
+  RunReport report;
+  s = run->Run(mo, seed.value_or(run->spec().seed), progress, &report);
+  if (printed_progress) std::fprintf(stderr, "\n");
+  if (!s.ok()) return Fail(s);
+
+  s = WriteFile(out_dir + "/summary.json", SummaryToJson(report.summary));
+  if (!s.ok()) return Fail(s);
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("wall_s").Double(report.wall_s);
+  w.Key("events").Int(static_cast<int64_t>(report.events));
+  w.Key("events_per_s").Double(report.wall_s > 0 ? static_cast<double>(report.events) / report.wall_s : 0);
+  w.Key("requests_per_wall_s")
+      .Double(report.wall_s > 0 ? static_cast<double>(report.summary.arrived) / report.wall_s : 0);
+  w.Key("peak_rss_mb").Double(static_cast<double>(report.peak_rss_kb) / 1024.0);
+  w.EndObject();
+  s = WriteFile(out_dir + "/run.json", w.Finish());
+  if (!s.ok()) return Fail(s);
+
+  if (!quiet) {
+    const std::string& name = run->spec().name.empty() ? path : run->spec().name;
+    std::printf("fleetsim run %s  (seed %llu)\n", name.c_str(),
+                static_cast<unsigned long long>(seed.value_or(run->spec().seed)));
+    std::fputs(FormatSummaryTable(report.summary).c_str(), stdout);
+    std::printf("wall        %.2f s  %.0f events/s  peak RSS %.0f MB\n", report.wall_s,
+                report.wall_s > 0 ? static_cast<double>(report.events) / report.wall_s : 0.0,
+                static_cast<double>(report.peak_rss_kb) / 1024.0);
+    std::printf("outputs     %s/{summary.json,requests.csv,timeseries.csv,run.json%s}\n", out_dir.c_str(),
+                trace ? ",trace.json" : "");
+  } else {
+    for (const std::string& m : report.summary.warnings) std::fprintf(stderr, "warning: %s\n", m.c_str());
+  }
+  return 0;
+}
+
+int CmdValidate(const std::string& path, const Catalog& catalog, const Policies& policies) {
+  std::unique_ptr<ScenarioRun> run;
+  Status s = LoadAndBuild(path, catalog, policies, &run);
+  if (!s.ok()) return Fail(s);
+  std::printf("%s: ok\n", path.c_str());
+  for (const PoolPlan& p : run->pools()) {
+    std::printf("  pool %-12s %d x %s on %d x %s: KV cache %lld blocks of %d tokens, budget %lld tokens, "
+                "max %lld seqs%s\n",
+                p.spec->name.c_str(), p.spec->replicas, p.model->name.c_str(), p.shard.gpus(), p.gpu->name.c_str(),
+                static_cast<long long>(p.memory.kv_blocks), p.spec->block_size,
+                static_cast<long long>(p.limits.max_num_batched_tokens),
+                static_cast<long long>(p.limits.max_num_seqs), p.usd_per_gpu_hour ? "" : ", no price");
+  }
+  return 0;
+}
+
+int CmdList(const Catalog& catalog, const Policies& policies) {
+  std::printf("models:\n");
+  for (const std::string& n : catalog.ModelNames()) {
+    const ModelSpec* m = catalog.FindModel(n);
+    std::printf("  %-16s %6.1fB params, %3d layers, hidden %5d, %3d/%-3d heads, ctx %6d, KV %lld B/token%s\n",
+                n.c_str(), static_cast<double>(m->ParamCount()) * 1e-9, m->layers, m->hidden, m->heads,
+                m->kv_heads, m->max_model_len, static_cast<long long>(m->KvBytesPerToken()),
+                m->is_moe() ? " (MoE)" : "");
+  }
+  std::printf("gpus:\n");
+  for (const std::string& n : catalog.GpuNames()) {
+    const GpuSpec* g = catalog.FindGpu(n);
+    std::printf("  %-10s %7lld MiB, %6.0f BF16 TFLOP/s, %5.0f GB/s HBM, %s %s\n", n.c_str(),
+                static_cast<long long>(g->memory_mib), g->bf16_tflops, g->mem_bandwidth_gbps,
+                g->scale_up.kind.c_str(), g->scale_up.topology.c_str());
+  }
+  std::printf("engines:\n");
+  for (const std::string& n : catalog.EngineNames()) {
+    const EngineSpec* e = catalog.FindEngine(n);
+    std::printf("  %-10s CPU overhead %.0f us + %.1f us per sequence per iteration\n", n.c_str(),
+                e->cpu_overhead_fixed_us, e->cpu_overhead_per_seq_us);
+  }
+  std::printf("schedulers:\n");
+  for (const auto& e : policies.schedulers.entries())
+    std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
+  std::printf("routers:\n");
+  for (const auto& e : policies.routers.entries())
+    std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
+  std::printf("perf sources:\n  %-18s %s\n", "roofline",
+              "datasheet ceilings x measured efficiencies (model/roofline.h)");
+  return 0;
+}
+
+}  // namespace
+}  // namespace fleetsim
+
+int main(int argc, char** argv) {
+  using namespace fleetsim;
+  CLI::App app{"fleetsim: discrete-event simulator and capacity planner for LLM inference clusters"};
+  app.require_subcommand(1);
+
+  std::string scenario, out_dir;
+  std::optional<uint64_t> seed;
+  bool trace = false, quiet = false;
+  CLI::App* run = app.add_subcommand("run", "simulate a scenario and write its outputs");
+  run->add_option("scenario", scenario, "scenario JSON file")->required();
+  run->add_option("--out", out_dir, "output folder (default: out/<scenario name>)");
+  run->add_option("--seed", seed, "random seed (default: the scenario's)");
+  run->add_flag("--trace", trace, "also write trace.json (Chrome trace format, ui.perfetto.dev)");
+  run->add_flag("--quiet", quiet, "print nothing but errors and warnings");
+
+  std::string vscenario;
+  CLI::App* validate = app.add_subcommand("validate", "check a scenario without running it");
+  validate->add_option("scenario", vscenario, "scenario JSON file")->required();
+
+  CLI::App* list = app.add_subcommand("list", "models, GPUs, engines and registered policies");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitInput;
+  }
+
+  Catalog catalog;
+  Status s = Catalog::LoadBuiltin(&catalog);
+  if (!s.ok()) {
+    std::fprintf(stderr, "fleetsim: built-in catalogue: %s\n", s.message().c_str());
+    return 1;
+  }
+  Policies policies;
+  RegisterBuiltins(&policies);
+
+  if (*run) return CmdRun(scenario, out_dir, seed, trace, quiet, catalog, policies);
+  if (*validate) return CmdValidate(vscenario, catalog, policies);
+  if (*list) return CmdList(catalog, policies);
+  return kExitInput;
+}
