@@ -1,0 +1,452 @@
+// The loading edge of model/: the only file that sees nlohmann::json. Each
+// document is read field by field into the typed specs; every error names
+// the origin and the JSON path ("H2000.json: scale_up.links: expected a
+// positive integer"). Unknown keys are errors, so a misspelt key is never
+// silently ignored, and missing keys are errors, so no figure takes a
+// default the author did not write.
+#include "model/catalog.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <set>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "model/embedded_data.h"
+
+namespace fleetsim {
+namespace {
+
+using nlohmann::json;
+
+// Parses `text` as one JSON document. Syntax errors carry the line and
+// column, computed from nlohmann's byte offset the same way nlohmann counts
+// them (column = characters read on the offending line, 1-based).
+Status ParseDocument(std::string_view text, const std::string& origin, json* out) {
+  try {
+    *out = json::parse(text.begin(), text.end(), /*cb=*/nullptr,
+                       /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const json::parse_error& e) {
+    // e.byte counts the characters read, one past the end at end of input.
+    const size_t end = std::min<size_t>(e.byte, text.size());
+    int64_t line = 1;
+    size_t line_start = 0;
+    for (size_t i = 0; i < end; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    }
+    const size_t column = e.byte - line_start;
+    // what() is "[json.exception.parse_error.101] parse error at line L,
+    // column C: DETAIL"; keep DETAIL.
+    std::string detail = e.what();
+    const size_t at = detail.find("column ");
+    const size_t colon = at == std::string::npos ? at : detail.find(": ", at);
+    if (colon != std::string::npos) detail = detail.substr(colon + 2);
+    return Status::Invalid(origin + ": parse error at line " + std::to_string(line) +
+                           ", column " + std::to_string(column) + ": " + detail);
+  } catch (const json::exception& e) {
+    return Status::Invalid(origin + ": parse error: " + e.what());
+  }
+  if (!out->is_object()) {
+    return Status::Invalid(origin + ": expected a JSON object at the top level");
+  }
+  return Status::Ok();
+}
+
+enum class Bound { kPositive, kNonNegative };
+
+// Reads the fields of one JSON object. `prefix` is the object's JSON path
+// with a trailing dot ("scale_up."), empty at the top level. Observes the
+// object and the origin string; both must outlive the reader.
+class ObjectReader {
+ public:
+  ObjectReader() = default;
+  ObjectReader(const json& object, const std::string& origin, std::string prefix)
+      : object_(&object), origin_(&origin), prefix_(std::move(prefix)) {}
+
+  // Fails on the first key not in `allowed`. Call before reading fields, so
+  // a misspelt key is reported as unknown rather than as a missing one.
+  Status CheckKeys(std::initializer_list<std::string_view> allowed) const {
+    for (auto it = object_->begin(); it != object_->end(); ++it) {
+      if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
+      std::vector<std::string> names(allowed.begin(), allowed.end());
+      std::sort(names.begin(), names.end());
+      return Error(it.key(), "unknown key (known: " + JoinNames(names) + ")");
+    }
+    return Status::Ok();
+  }
+
+  bool Has(std::string_view key) const { return object_->find(key) != object_->end(); }
+  bool IsNull(std::string_view key) const {
+    auto it = object_->find(key);
+    return it != object_->end() && it->is_null();
+  }
+
+  Status Error(std::string_view key, const std::string& what) const {
+    return Status::Invalid(*origin_ + ": " + Path(key) + ": " + what);
+  }
+  std::string Path(std::string_view key) const { return prefix_ + std::string(key); }
+
+  Status String(std::string_view key, std::string* out) const {
+    const json* v = nullptr;
+    FLEETSIM_RETURN_IF_ERROR(Get(key, &v));
+    if (!v->is_string() || v->get_ref<const std::string&>().empty()) {
+      return Error(key, "expected a non-empty string");
+    }
+    *out = v->get<std::string>();
+    return Status::Ok();
+  }
+
+  Status Bool(std::string_view key, bool* out) const {
+    const json* v = nullptr;
+    FLEETSIM_RETURN_IF_ERROR(Get(key, &v));
+    if (!v->is_boolean()) return Error(key, "expected true or false");
+    *out = v->get<bool>();
+    return Status::Ok();
+  }
+
+  // An integer in [1 or 0, max]. 18.0 is not an integer here: a count
+  // written as a float is more likely a mistake than a convenience.
+  Status Int64(std::string_view key, Bound bound, int64_t max, int64_t* out) const {
+    const json* v = nullptr;
+    FLEETSIM_RETURN_IF_ERROR(Get(key, &v));
+    const std::string expected = bound == Bound::kPositive ? "expected a positive integer"
+                                                           : "expected a non-negative integer";
+    if (!v->is_number_integer()) return Error(key, expected);
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(max)) {
+      return Error(key, expected + " no larger than " + std::to_string(max));
+    }
+    const int64_t value = v->get<int64_t>();
+    if (value < (bound == Bound::kPositive ? 1 : 0)) return Error(key, expected);
+    if (value > max) return Error(key, expected + " no larger than " + std::to_string(max));
+    *out = value;
+    return Status::Ok();
+  }
+
+  Status Int(std::string_view key, Bound bound, int* out) const {
+    int64_t v = 0;
+    FLEETSIM_RETURN_IF_ERROR(Int64(key, bound, std::numeric_limits<int>::max(), &v));
+    *out = static_cast<int>(v);
+    return Status::Ok();
+  }
+
+  Status Number(std::string_view key, Bound bound, double* out) const {
+    const json* v = nullptr;
+    FLEETSIM_RETURN_IF_ERROR(Get(key, &v));
+    const char* expected =
+        bound == Bound::kPositive ? "expected a positive number" : "expected a non-negative number";
+    if (!v->is_number()) return Error(key, expected);
+    const double value = v->get<double>();
+    if (!std::isfinite(value) || value < 0 || (bound == Bound::kPositive && value == 0)) {
+      return Error(key, expected);
+    }
+    *out = value;
+    return Status::Ok();
+  }
+
+  Status DTypeField(std::string_view key, DType* out) const {
+    std::string name;
+    FLEETSIM_RETURN_IF_ERROR(String(key, &name));
+    std::optional<DType> t = ParseDType(name);
+    if (!t) {
+      return Error(key, "unknown dtype \"" + name + "\" (known: fp32, bf16, fp16, fp8, int8, int4)");
+    }
+    *out = *t;
+    return Status::Ok();
+  }
+
+  Status Object(std::string_view key, ObjectReader* out) const {
+    const json* v = nullptr;
+    FLEETSIM_RETURN_IF_ERROR(Get(key, &v));
+    if (!v->is_object()) return Error(key, "expected an object");
+    *out = ObjectReader(*v, *origin_, Path(key) + ".");
+    return Status::Ok();
+  }
+
+  const json& object() const { return *object_; }
+
+ private:
+  Status Get(std::string_view key, const json** out) const {
+    auto it = object_->find(key);
+    if (it == object_->end()) return Error(key, "missing required key");
+    *out = &*it;
+    return Status::Ok();
+  }
+
+  const json* object_ = nullptr;
+  const std::string* origin_ = nullptr;
+  std::string prefix_;
+};
+
+// GPU figures are numbers that must each carry a source. FigureReader reads
+// them and remembers which were present, so the sources object can be
+// checked against them afterwards.
+class FigureReader {
+ public:
+  // A required figure.
+  Status Read(const ObjectReader& r, std::string_view key, Bound bound, double* out) {
+    FLEETSIM_RETURN_IF_ERROR(r.Number(key, bound, out));
+    figures_.insert(r.Path(key));
+    return Status::Ok();
+  }
+  Status ReadInt(const ObjectReader& r, std::string_view key, Bound bound, int* out) {
+    FLEETSIM_RETURN_IF_ERROR(r.Int(key, bound, out));
+    figures_.insert(r.Path(key));
+    return Status::Ok();
+  }
+  Status ReadInt64(const ObjectReader& r, std::string_view key, int64_t* out) {
+    FLEETSIM_RETURN_IF_ERROR(
+        r.Int64(key, Bound::kPositive, std::numeric_limits<int64_t>::max() / (1 << 20), out));
+    figures_.insert(r.Path(key));
+    return Status::Ok();
+  }
+  // A figure that may be null ("not applicable"): null reads as 0 and needs
+  // no source.
+  Status ReadNullable(const ObjectReader& r, std::string_view key, double* out) {
+    if (r.IsNull(key)) {
+      *out = 0;
+      return Status::Ok();
+    }
+    return Read(r, key, Bound::kNonNegative, out);
+  }
+  // Every figure read needs a non-empty source; every source must name a
+  // figure of the file (a misspelt figure name is caught here).
+  Status CheckSources(const ObjectReader& sources, std::map<std::string, std::string>* out) const {
+    for (auto it = sources.object().begin(); it != sources.object().end(); ++it) {
+      if (figures_.count(it.key()) == 0) {
+        std::vector<std::string> names(figures_.begin(), figures_.end());
+        return sources.Error(it.key(), "not a figure of this file (figures: " + JoinNames(names) + ")");
+      }
+      std::string text;
+      FLEETSIM_RETURN_IF_ERROR(sources.String(it.key(), &text));
+      (*out)[it.key()] = text;
+    }
+    for (const std::string& figure : figures_) {
+      if (out->count(figure) == 0) {
+        return sources.Error(figure, "missing: every figure needs a source");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::set<std::string> figures_;
+};
+
+Status ReadPrice(const ObjectReader& prices, std::string_view key, std::optional<Price>* out) {
+  if (prices.IsNull(key)) {
+    *out = std::nullopt;
+    return Status::Ok();
+  }
+  ObjectReader r;
+  FLEETSIM_RETURN_IF_ERROR(prices.Object(key, &r));
+  FLEETSIM_RETURN_IF_ERROR(r.CheckKeys({"usd_per_gpu_hour", "provider", "date", "source"}));
+  Price p;
+  FLEETSIM_RETURN_IF_ERROR(r.Number("usd_per_gpu_hour", Bound::kPositive, &p.usd_per_gpu_hour));
+  FLEETSIM_RETURN_IF_ERROR(r.String("provider", &p.provider));
+  FLEETSIM_RETURN_IF_ERROR(r.String("date", &p.date));
+  FLEETSIM_RETURN_IF_ERROR(r.String("source", &p.source));
+  *out = std::move(p);
+  return Status::Ok();
+}
+
+template <typename Map>
+std::vector<std::string> KeysOf(const Map& m) {
+  std::vector<std::string> names;
+  names.reserve(m.size());
+  for (const auto& [name, value] : m) names.push_back(name);
+  return names;  // std::map keeps them sorted
+}
+
+}  // namespace
+
+Status Catalog::AddModelJson(std::string_view json_text, const std::string& origin) {
+  json doc;
+  FLEETSIM_RETURN_IF_ERROR(ParseDocument(json_text, origin, &doc));
+  ObjectReader r(doc, origin, "");
+  FLEETSIM_RETURN_IF_ERROR(r.CheckKeys(
+      {"name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab",
+       "max_model_len", "experts", "experts_top_k", "tied_embeddings", "weight_dtype", "kv_dtype",
+       "compute_dtype", "kv_bytes_per_token"}));
+  ModelSpec m;
+  FLEETSIM_RETURN_IF_ERROR(r.String("name", &m.name));
+  FLEETSIM_RETURN_IF_ERROR(r.String("source", &m.source));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("layers", Bound::kPositive, &m.layers));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("hidden", Bound::kPositive, &m.hidden));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("heads", Bound::kPositive, &m.heads));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("kv_heads", Bound::kPositive, &m.kv_heads));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("head_dim", Bound::kPositive, &m.head_dim));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("intermediate", Bound::kPositive, &m.intermediate));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("vocab", Bound::kPositive, &m.vocab));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("max_model_len", Bound::kPositive, &m.max_model_len));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("experts", Bound::kNonNegative, &m.experts));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("experts_top_k", Bound::kNonNegative, &m.experts_top_k));
+  FLEETSIM_RETURN_IF_ERROR(r.Bool("tied_embeddings", &m.tied_embeddings));
+  FLEETSIM_RETURN_IF_ERROR(r.DTypeField("weight_dtype", &m.weight_dtype));
+  FLEETSIM_RETURN_IF_ERROR(r.DTypeField("kv_dtype", &m.kv_dtype));
+  FLEETSIM_RETURN_IF_ERROR(r.DTypeField("compute_dtype", &m.compute_dtype));
+  if (r.Has("kv_bytes_per_token")) {
+    int64_t kv = 0;
+    FLEETSIM_RETURN_IF_ERROR(
+        r.Int64("kv_bytes_per_token", Bound::kPositive, std::numeric_limits<int32_t>::max(), &kv));
+    m.kv_bytes_per_token_override = kv;
+  }
+  // Grouped-query attention shares each KV head among heads / kv_heads
+  // query heads.
+  if (m.heads % m.kv_heads != 0) {
+    return r.Error("kv_heads", "expected a divisor of heads (" + std::to_string(m.heads) + ")");
+  }
+  if (m.experts == 0 && m.experts_top_k != 0) {
+    return r.Error("experts_top_k", "expected 0 for a dense model (experts is 0)");
+  }
+  if (m.experts > 0 && (m.experts_top_k < 1 || m.experts_top_k > m.experts)) {
+    return r.Error("experts_top_k",
+                   "expected an integer from 1 to experts (" + std::to_string(m.experts) + ")");
+  }
+  if (models_.count(m.name) != 0) {
+    return r.Error("name", "duplicate model \"" + m.name + "\" (already in the catalogue)");
+  }
+  std::string name = m.name;
+  models_.emplace(std::move(name), std::move(m));
+  return Status::Ok();
+}
+
+Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin) {
+  json doc;
+  FLEETSIM_RETURN_IF_ERROR(ParseDocument(json_text, origin, &doc));
+  ObjectReader r(doc, origin, "");
+  FLEETSIM_RETURN_IF_ERROR(r.CheckKeys(
+      {"name", "vendor", "family", "memory_mib", "bf16_tflops", "fp8_tflops", "fp32_tflops",
+       "mem_bandwidth_gbps", "scale_up", "pcie_gbps_per_direction", "network_gbps_per_direction",
+       "prices", "sources"}));
+  GpuSpec g;
+  FigureReader figures;
+  FLEETSIM_RETURN_IF_ERROR(r.String("name", &g.name));
+  FLEETSIM_RETURN_IF_ERROR(r.String("vendor", &g.vendor));
+  FLEETSIM_RETURN_IF_ERROR(r.String("family", &g.family));
+  FLEETSIM_RETURN_IF_ERROR(figures.ReadInt64(r, "memory_mib", &g.memory_mib));
+  FLEETSIM_RETURN_IF_ERROR(figures.Read(r, "bf16_tflops", Bound::kPositive, &g.bf16_tflops));
+  FLEETSIM_RETURN_IF_ERROR(figures.ReadNullable(r, "fp8_tflops", &g.fp8_tflops));
+  FLEETSIM_RETURN_IF_ERROR(figures.Read(r, "fp32_tflops", Bound::kPositive, &g.fp32_tflops));
+  FLEETSIM_RETURN_IF_ERROR(
+      figures.Read(r, "mem_bandwidth_gbps", Bound::kPositive, &g.mem_bandwidth_gbps));
+
+  ObjectReader link;
+  FLEETSIM_RETURN_IF_ERROR(r.Object("scale_up", &link));
+  FLEETSIM_RETURN_IF_ERROR(
+      link.CheckKeys({"kind", "topology", "gbps_per_direction_per_link", "links", "latency_us"}));
+  FLEETSIM_RETURN_IF_ERROR(link.String("kind", &g.scale_up.kind));
+  FLEETSIM_RETURN_IF_ERROR(link.String("topology", &g.scale_up.topology));
+  const std::string& topology = g.scale_up.topology;
+  if (topology != "switch" && topology != "mesh" && topology != "none") {
+    return link.Error("topology", "unknown topology \"" + topology + "\" (known: mesh, none, switch)");
+  }
+  // A GPU with no peer fabric has no links; one with a fabric has at least
+  // one link of non-zero bandwidth.
+  const Bound link_bound = topology == "none" ? Bound::kNonNegative : Bound::kPositive;
+  FLEETSIM_RETURN_IF_ERROR(figures.Read(link, "gbps_per_direction_per_link", link_bound,
+                                        &g.scale_up.gbps_per_direction_per_link));
+  FLEETSIM_RETURN_IF_ERROR(figures.ReadInt(link, "links", link_bound, &g.scale_up.links));
+  if (topology == "none" && (g.scale_up.links != 0 || g.scale_up.gbps_per_direction_per_link != 0)) {
+    return link.Error(g.scale_up.links != 0 ? "links" : "gbps_per_direction_per_link",
+                      "expected 0 when topology is \"none\"");
+  }
+  FLEETSIM_RETURN_IF_ERROR(
+      figures.Read(link, "latency_us", Bound::kNonNegative, &g.scale_up.latency_us));
+
+  FLEETSIM_RETURN_IF_ERROR(
+      figures.Read(r, "pcie_gbps_per_direction", Bound::kPositive, &g.pcie_gbps_per_direction));
+  FLEETSIM_RETURN_IF_ERROR(figures.Read(r, "network_gbps_per_direction", Bound::kNonNegative,
+                                        &g.network_gbps_per_direction));
+
+  ObjectReader prices;
+  FLEETSIM_RETURN_IF_ERROR(r.Object("prices", &prices));
+  FLEETSIM_RETURN_IF_ERROR(prices.CheckKeys({"on_demand", "reserved", "spot"}));
+  for (std::string_view cls : {"on_demand", "reserved", "spot"}) {
+    if (!prices.Has(cls)) return prices.Error(cls, "missing required key (null when unknown)");
+    FLEETSIM_RETURN_IF_ERROR(ReadPrice(prices, cls, &g.prices[std::string(cls)]));
+  }
+
+  ObjectReader sources;
+  FLEETSIM_RETURN_IF_ERROR(r.Object("sources", &sources));
+  FLEETSIM_RETURN_IF_ERROR(figures.CheckSources(sources, &g.sources));
+
+  if (gpus_.count(g.name) != 0) {
+    return r.Error("name", "duplicate GPU \"" + g.name + "\" (already in the catalogue)");
+  }
+  std::string name = g.name;
+  gpus_.emplace(std::move(name), std::move(g));
+  return Status::Ok();
+}
+
+Status Catalog::AddEngineJson(std::string_view json_text, const std::string& origin) {
+  json doc;
+  FLEETSIM_RETURN_IF_ERROR(ParseDocument(json_text, origin, &doc));
+  ObjectReader r(doc, origin, "");
+  FLEETSIM_RETURN_IF_ERROR(
+      r.CheckKeys({"name", "cpu_overhead_fixed_us", "cpu_overhead_per_seq_us", "source"}));
+  EngineSpec e;
+  FLEETSIM_RETURN_IF_ERROR(r.String("name", &e.name));
+  FLEETSIM_RETURN_IF_ERROR(
+      r.Number("cpu_overhead_fixed_us", Bound::kNonNegative, &e.cpu_overhead_fixed_us));
+  FLEETSIM_RETURN_IF_ERROR(
+      r.Number("cpu_overhead_per_seq_us", Bound::kNonNegative, &e.cpu_overhead_per_seq_us));
+  FLEETSIM_RETURN_IF_ERROR(r.String("source", &e.source));
+  if (engines_.count(e.name) != 0) {
+    return r.Error("name", "duplicate engine \"" + e.name + "\" (already in the catalogue)");
+  }
+  std::string name = e.name;
+  engines_.emplace(std::move(name), std::move(e));
+  return Status::Ok();
+}
+
+Status Catalog::LoadBuiltin(Catalog* out) {
+  Catalog c;
+  for (const EmbeddedFile& f : EmbeddedZoo()) {
+    FLEETSIM_RETURN_IF_ERROR(c.AddModelJson(f.contents, "model/zoo/" + std::string(f.name)));
+  }
+  for (const EmbeddedFile& f : EmbeddedHardware()) {
+    FLEETSIM_RETURN_IF_ERROR(c.AddGpuJson(f.contents, "model/hardware/" + std::string(f.name)));
+  }
+  for (const EmbeddedFile& f : EmbeddedEngines()) {
+    FLEETSIM_RETURN_IF_ERROR(c.AddEngineJson(f.contents, "model/engines/" + std::string(f.name)));
+  }
+  *out = std::move(c);
+  return Status::Ok();
+}
+
+const ModelSpec* Catalog::FindModel(std::string_view name) const {
+  auto it = models_.find(name);
+  return it == models_.end() ? nullptr : &it->second;
+}
+
+const GpuSpec* Catalog::FindGpu(std::string_view name) const {
+  auto it = gpus_.find(name);
+  return it == gpus_.end() ? nullptr : &it->second;
+}
+
+const EngineSpec* Catalog::FindEngine(std::string_view name) const {
+  auto it = engines_.find(name);
+  return it == engines_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Catalog::ModelNames() const { return KeysOf(models_); }
+std::vector<std::string> Catalog::GpuNames() const { return KeysOf(gpus_); }
+std::vector<std::string> Catalog::EngineNames() const { return KeysOf(engines_); }
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,48 @@
+// Catalog: the model zoo, the hardware catalogue and the engine table,
+// loaded from the JSON files compiled into the binary (model/zoo,
+// model/hardware, model/engines) and optionally from user files.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "model/engine_spec.h"
+#include "model/hardware.h"
+#include "model/model_spec.h"
+
+namespace fleetsim {
+
+class Catalog {
+ public:
+  // Loads the built-in data. Fails only if the embedded files are broken
+  // (a test guards that).
+  static Status LoadBuiltin(Catalog* out);
+
+  // Adds one JSON document; `origin` names it in errors ("model/zoo/x.json").
+  // Errors name the JSON path: "origin: layers: expected a positive integer".
+  Status AddModelJson(std::string_view json_text, const std::string& origin);
+  Status AddGpuJson(std::string_view json_text, const std::string& origin);
+  Status AddEngineJson(std::string_view json_text, const std::string& origin);
+
+  const ModelSpec* FindModel(std::string_view name) const;
+  const GpuSpec* FindGpu(std::string_view name) const;
+  const EngineSpec* FindEngine(std::string_view name) const;
+
+  // Sorted names, for "unknown X (known: ...)" messages and `fleetsim list`.
+  std::vector<std::string> ModelNames() const;
+  std::vector<std::string> GpuNames() const;
+  std::vector<std::string> EngineNames() const;
+
+ private:
+  std::map<std::string, ModelSpec, std::less<>> models_;
+  std::map<std::string, GpuSpec, std::less<>> gpus_;
+  std::map<std::string, EngineSpec, std::less<>> engines_;
+};
+
+// "A, B, C": for error messages listing valid names.
+std::string JoinNames(const std::vector<std::string>& names);
+
+}  // namespace fleetsim

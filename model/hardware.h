@@ -1,0 +1,58 @@
+// GpuSpec: one accelerator type, as data (model/hardware/). Every figure in
+// the JSON carries its source; bandwidths are per direction.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "model/dtype.h"
+
+namespace fleetsim {
+
+struct Price {
+  double usd_per_gpu_hour = 0;
+  std::string provider;  // "Lambda"
+  std::string date;      // "2026-05"
+  std::string source;
+};
+
+struct LinkSpec {
+  std::string kind;         // "nvlink", "xgmi", "pcie", "infiniband", ...
+  std::string topology;     // "switch" (NVSwitch: any pair at full speed), "mesh" (point-to-point links), "none"
+  double gbps_per_direction_per_link = 0;  // GB/s one way, one link
+  int links = 0;            // links per GPU
+  double latency_us = 0;    // alpha of the alpha-beta model
+  // Bandwidth one GPU can drive to one peer, one way (switch: all links;
+  // mesh: one link).
+  double PeerGbps() const;
+  // Bandwidth one GPU can drive, one way, in a collective (ring all-reduce,
+  // all-gather) among `gpus` GPUs of this fabric: a switch gives PeerGbps;
+  // a fully connected mesh runs one ring per link in parallel, so a GPU
+  // uses min(links, gpus - 1) links; "none" gives 0. REQUIRES: gpus >= 2.
+  double CollectiveGbps(int gpus) const;
+};
+
+struct GpuSpec {
+  std::string name;          // "H100-SXM"
+  std::string vendor;        // "nvidia", "amd"
+  std::string family;        // "A100", "H100", ... (engine defaults key on it)
+  int64_t memory_mib = 0;    // usable memory as the driver reports it
+  double bf16_tflops = 0;    // dense
+  double fp8_tflops = 0;     // dense; 0 where unsupported
+  double fp32_tflops = 0;
+  double mem_bandwidth_gbps = 0;  // HBM GB/s
+  LinkSpec scale_up;              // NVLink / xGMI within a node
+  double pcie_gbps_per_direction = 0;
+  double network_gbps_per_direction = 0;  // scale-out NIC bandwidth per GPU
+  // Pricing class ("on_demand", "reserved", "spot") -> price, or nullopt
+  // where the catalogue knows none.
+  std::map<std::string, std::optional<Price>> prices;
+  std::map<std::string, std::string> sources;  // figure name -> source
+
+  int64_t memory_bytes() const { return memory_mib * 1024 * 1024; }
+  double PeakTflops(DType compute) const;
+};
+
+}  // namespace fleetsim

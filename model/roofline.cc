@@ -1,0 +1,250 @@
+// The roofline performance model: every operator is bounded by the compute
+// ceiling or the memory ceiling of the GPU, whichever is slower, scaled by
+// the fraction of that ceiling real kernels reach, plus a launch overhead.
+//
+// Default efficiencies (RooflineOptions), from DOMAIN.md's measured figures:
+//   gemm_compute_efficiency 0.80       best bf16 matmul on H100 SXM reached
+//                                      794.5 of 989 TFLOP/s (stas00/ml-engineering);
+//                                      769-798 on an H200 here
+//   *_memory_efficiency 0.85           memory-bound kernels reach ~3.0 of
+//                                      3.35 TB/s on H100-class HBM3 (FlashMLA,
+//                                      0.90); 0.85 leaves room for kernels
+//                                      less tuned than FlashMLA
+//   attention_compute_efficiency 0.60  FlashAttention-class prefill kernels
+//                                      run well below cuBLAS GEMMs (softmax,
+//                                      causal masking); an estimate
+//   link_efficiency 0.85               NVLink pairwise copies reach 380-396 of
+//                                      450 GB/s one way (nvbandwidth,
+//                                      p2pBandwidthLatencyTest)
+//   launch_overhead_us 2.0             an estimate of the gap between
+//                                      back-to-back kernels
+//
+// Shapes on one GPU of the shard: tensor parallelism divides heads, KV
+// heads (at least one per GPU) and MLP columns; pipeline parallelism divides
+// the layers, but one batch passes every stage in turn, so an iteration
+// costs all layers. Pipeline stages are assumed to sit in one scale-up
+// domain (their activations cross the same links as the all-reduces).
+// Expert parallelism (ep) is not modelled separately: experts are costed as
+// if split tensor-parallel, and the all-to-all is not charged.
+#include "model/roofline.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/status.h"
+#include "model/memory_plan.h"
+#include "model/shard_dims.h"
+
+namespace fleetsim {
+namespace {
+
+// Kernels per layer that touch only activations: two fused residual-add +
+// RMSNorm, rotary embedding, SiLU * up. Per iteration: embedding lookup and
+// the final norm.
+constexpr int kElementwiseKernelsPerLayer = 4;
+constexpr int kElementwiseKernelsPerIteration = 2;
+// MoE adds the token permutation to experts and the weighted combine back.
+constexpr int kMoeElementwiseKernelsPerLayer = 2;
+
+}  // namespace
+
+RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
+                                     const ShardPlan& shard, const EngineSpec& engine,
+                                     const RooflineOptions& options)
+    : model_(model), gpu_(gpu), shard_(shard), engine_(engine), options_(options) {
+  FLEETSIM_CHECK(CheckShardPlan(model, shard).ok());
+  FLEETSIM_CHECK(options.gemm_compute_efficiency > 0 && options.gemm_memory_efficiency > 0 &&
+                 options.attention_compute_efficiency > 0 &&
+                 options.attention_memory_efficiency > 0 &&
+                 options.elementwise_memory_efficiency > 0 && options.link_efficiency > 0);
+  const ShardDims d = LocalDims(model, shard);
+  const double cb = DTypeBytes(model.compute_dtype);
+  const double wb = DTypeBytes(model.weight_dtype);
+  const double kvb = DTypeBytes(model.kv_dtype);
+  const double hidden = model.hidden;
+  const double head_dim = model.head_dim;
+  const double h = d.heads, g = d.kv_heads, inter = d.intermediate;
+  const double k = model.is_moe() ? model.experts_top_k : 1;
+
+  // Ceilings in FLOPs per ns (1 TFLOP/s = 1e3 FLOP/ns) and bytes per ns
+  // (1 GB/s = 1 byte/ns).
+  const double peak = gpu.PeakTflops(model.compute_dtype) * 1e3;
+  FLEETSIM_CHECK(peak > 0 && gpu.mem_bandwidth_gbps > 0);
+  const double gemm_flops = peak * options.gemm_compute_efficiency;
+  const double gemm_bw = gpu.mem_bandwidth_gbps * options.gemm_memory_efficiency;
+  const double attn_flops = peak * options.attention_compute_efficiency;
+  const double attn_bw = gpu.mem_bandwidth_gbps * options.attention_memory_efficiency;
+  const double elem_bw = gpu.mem_bandwidth_gbps * options.elementwise_memory_efficiency;
+
+  layers_ = model.layers;
+  launch_ns_ = options.launch_overhead_us * 1e3;
+
+  auto gemm = [&](double in, double out) {
+    GemmCost c;
+    c.compute_ns_per_token = 2.0 * in * out / gemm_flops;
+    c.weight_ns = in * out * wb / gemm_bw;
+    c.activation_ns_per_token = (in + out) * cb / gemm_bw;
+    return c;
+  };
+  dense_gemms_[dense_gemm_count_++] = gemm(hidden, (h + 2 * g) * head_dim);  // QKV
+  dense_gemms_[dense_gemm_count_++] = gemm(h * head_dim, hidden);            // O
+  if (model.is_moe()) {
+    dense_gemms_[dense_gemm_count_++] = gemm(hidden, model.experts);  // router (replicated)
+    expert_gemms_[expert_gemm_count_++] = gemm(hidden, 2 * inter);    // gate + up
+    expert_gemms_[expert_gemm_count_++] = gemm(inter, hidden);        // down
+    experts_ = model.experts;
+    top_k_ = model.experts_top_k;
+    // log(1 - k/E); -inf when every token uses every expert, which the
+    // expert count below handles as "all touched".
+    log_expert_miss_ = model.experts_top_k == model.experts
+                           ? -INFINITY
+                           : std::log1p(-top_k_ / experts_);
+  } else {
+    dense_gemms_[dense_gemm_count_++] = gemm(hidden, 2 * inter);  // gate + up
+    dense_gemms_[dense_gemm_count_++] = gemm(inter, hidden);      // down
+  }
+  // Vocabulary-parallel lm_head: each GPU computes vocab / tp logits.
+  lm_head_ = gemm(hidden, std::ceil(static_cast<double>(model.vocab) / shard.tp));
+
+  // Bytes read + written per token. Per layer: two fused residual-add +
+  // RMSNorm (read x and residual, write both: 4 x hidden each), rotary
+  // (read + write Q and K), SiLU * up (read 2i, write i per routed copy),
+  // MoE permute and combine (k copies of hidden, read + written, twice).
+  double layer_bytes = cb * (8 * hidden + 2 * (h + g) * head_dim + 3 * k * inter);
+  int64_t layer_kernels = kElementwiseKernelsPerLayer;
+  if (model.is_moe()) {
+    layer_bytes += cb * 4 * k * hidden;
+    layer_kernels += kMoeElementwiseKernelsPerLayer;
+  }
+  // Embedding: read one row (weight dtype), write it; final norm: 4 x hidden.
+  const double iteration_bytes = hidden * (wb + cb) + 4 * hidden * cb;
+  elementwise_ns_per_token_ = (layers_ * layer_bytes + iteration_bytes) / elem_bw;
+  elementwise_launches_ = model.layers * layer_kernels + kElementwiseKernelsPerIteration;
+
+  // Attention: QK^T and PV are 2 FLOPs per multiply-add each, per query head
+  // and head_dim element: 4 * h * head_dim FLOPs per query-key pair.
+  attn_flop_ns_ = 4 * h * head_dim / attn_flops;
+  attn_prefill_token_ns_ = (2 * h + 2 * g) * head_dim * cb / attn_bw;  // Q, K, V in, O out
+  attn_prefill_kv_ns_ = 2 * g * head_dim * kvb / attn_bw;              // K, V from the cache
+  attn_decode_flop_ns_ = attn_flop_ns_;
+  attn_decode_kv_ns_ = attn_prefill_kv_ns_;
+  // Q in and O out in compute dtype, the new K and V written to the cache.
+  attn_decode_token_ns_ = (2 * h * head_dim * cb + 2 * g * head_dim * kvb) / attn_bw;
+
+  // Communication, one way per GPU: collectives over the tp GPUs use the
+  // fabric's collective bandwidth, pipeline sends one peer link; a GPU with
+  // no scale-up fabric falls back to PCIe for both.
+  auto link_bw = [&](double gbps) {
+    if (gbps <= 0) gbps = gpu.pcie_gbps_per_direction;
+    FLEETSIM_CHECK(gbps > 0);
+    return gbps * options.link_efficiency;
+  };
+  const double alpha_ns = gpu.scale_up.latency_us * 1e3;
+  const double token_bytes = hidden * cb;
+  if (shard.tp > 1) {
+    const double bw = link_bw(gpu.scale_up.CollectiveGbps(shard.tp));
+    // Two ring all-reduces of T x hidden per layer (after attention's O
+    // projection and after the MLP's down projection):
+    //   2(p-1) alpha + 2(p-1)/p * S / B.
+    const double p = shard.tp;
+    const double all_reduces = 2 * layers_;
+    comm_fixed_ns_ += all_reduces * 2 * (p - 1) * alpha_ns;
+    comm_ns_per_token_ += all_reduces * 2 * (p - 1) / p * token_bytes / bw;
+    // The sampled rows' logits are gathered from the vocab shards:
+    //   (p-1) alpha + (p-1)/p * rows * vocab * c / B.
+    gather_fixed_ns_ = (p - 1) * alpha_ns;
+    gather_ns_per_sampled_ = (p - 1) / p * model.vocab * cb / bw;
+  }
+  if (shard.pp > 1) {
+    // Each stage boundary sends T x hidden activations once.
+    const double bw = link_bw(gpu.scale_up.PeerGbps());
+    const double sends = shard.pp - 1;
+    comm_fixed_ns_ += sends * alpha_ns;
+    comm_ns_per_token_ += sends * token_bytes / bw;
+  }
+
+  cpu_fixed_ns_ = engine.cpu_overhead_fixed_us * 1e3;
+  cpu_per_seq_ns_ = engine.cpu_overhead_per_seq_us * 1e3;
+}
+
+RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape) const {
+  FLEETSIM_CHECK(!shape.empty());
+  Breakdown b;
+  const double tokens = static_cast<double>(shape.tokens());
+  int64_t launches = 0;
+
+  // GEMMs: max(compute, weights + activations) per product, per layer.
+  double gemm_layer_ns = 0;
+  for (int i = 0; i < dense_gemm_count_; ++i) {
+    const GemmCost& c = dense_gemms_[i];
+    gemm_layer_ns += std::max(tokens * c.compute_ns_per_token,
+                              c.weight_ns + tokens * c.activation_ns_per_token);
+  }
+  if (expert_gemm_count_ > 0) {
+    // T tokens each pick k of E experts; an expert is untouched by all of
+    // them with probability (1 - k/E)^T, so E (1 - (1 - k/E)^T) experts are
+    // read. FLOPs and activations follow the T k routed rows.
+    const double untouched = std::exp(tokens * log_expert_miss_);
+    const double touched = experts_ * (1.0 - untouched);
+    const double routed = tokens * top_k_;
+    for (int i = 0; i < expert_gemm_count_; ++i) {
+      const GemmCost& c = expert_gemms_[i];
+      gemm_layer_ns += std::max(routed * c.compute_ns_per_token,
+                                touched * c.weight_ns + routed * c.activation_ns_per_token);
+    }
+  }
+  const int64_t gemms_per_layer = dense_gemm_count_ + expert_gemm_count_;
+  b.gemm_ns = layers_ * (gemm_layer_ns + gemms_per_layer * launch_ns_);
+  launches += static_cast<int64_t>(layers_) * gemms_per_layer;
+  const double sampled = shape.sampled_seqs;
+  if (shape.sampled_seqs > 0) {
+    b.gemm_ns += std::max(sampled * lm_head_.compute_ns_per_token,
+                          lm_head_.weight_ns + sampled * lm_head_.activation_ns_per_token) +
+                 launch_ns_;
+    launches += 1;
+  }
+
+  // Attention, one kernel per layer for the prefill chunks and one for the
+  // decodes.
+  if (shape.prefill_tokens > 0) {
+    const double compute = static_cast<double>(shape.prefill_attn_pairs) * attn_flop_ns_;
+    const double memory = static_cast<double>(shape.prefill_tokens) * attn_prefill_token_ns_ +
+                          static_cast<double>(shape.prefill_kv_tokens) * attn_prefill_kv_ns_;
+    b.attention_prefill_ns = layers_ * (std::max(compute, memory) + launch_ns_);
+    launches += static_cast<int64_t>(layers_);
+  }
+  if (shape.decode_tokens > 0) {
+    const double kv = static_cast<double>(shape.decode_kv_tokens);
+    const double compute = kv * attn_decode_flop_ns_;
+    const double memory =
+        kv * attn_decode_kv_ns_ + static_cast<double>(shape.decode_tokens) * attn_decode_token_ns_;
+    b.attention_decode_ns = layers_ * (std::max(compute, memory) + launch_ns_);
+    launches += static_cast<int64_t>(layers_);
+  }
+
+  b.elementwise_ns = tokens * elementwise_ns_per_token_ + elementwise_launches_ * launch_ns_;
+  launches += elementwise_launches_;
+
+  if (shard_.tp > 1 || shard_.pp > 1) {
+    b.all_reduce_ns = comm_fixed_ns_ + tokens * comm_ns_per_token_;
+    if (shard_.tp > 1 && shape.sampled_seqs > 0) {
+      b.all_reduce_ns += gather_fixed_ns_ + sampled * gather_ns_per_sampled_;
+    }
+  }
+
+  b.cpu_overhead_ns = cpu_fixed_ns_ + cpu_per_seq_ns_ * shape.seqs();
+  b.kernel_launches = launches;
+  return b;
+}
+
+int64_t RooflinePerfModel::IterationNs(const BatchShape& shape) const {
+  return std::max<int64_t>(1, std::llround(Explain(shape).total_ns()));
+}
+
+std::vector<std::pair<std::string, std::string>> RooflinePerfModel::Sources() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const char* kind : kOpKinds) out.emplace_back(kind, "roofline");
+  return out;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,103 @@
+// RooflinePerfModel: the fallback performance source. Each operator takes
+//   max(FLOPs / (peak x compute_efficiency), bytes / (bandwidth x memory_efficiency))
+//   + launch overhead,
+// summed over all layers (one batch passes every pipeline stage in turn),
+// plus one activation send per stage boundary under pipeline parallelism and
+// two ring all-reduces per layer under tensor parallelism,
+//   2(p-1)*alpha + 2(p-1)/p * S / B   (B: per-direction bandwidth per GPU,
+//   LinkSpec::CollectiveGbps),
+// plus the engine's CPU overhead (fixed + per sequence).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/engine_spec.h"
+#include "model/hardware.h"
+#include "model/model_spec.h"
+#include "model/perf_model.h"
+#include "model/shard_plan.h"
+
+namespace fleetsim {
+
+// Fractions of the datasheet ceilings that real kernels reach. Defaults are
+// the measured ceilings in DOMAIN.md (see roofline.cc for each source).
+struct RooflineOptions {
+  double gemm_compute_efficiency = 0.80;       // cuBLAS bf16 reaches ~80% of dense peak
+  double gemm_memory_efficiency = 0.85;
+  double attention_compute_efficiency = 0.60;  // FlashAttention-class prefill
+  double attention_memory_efficiency = 0.85;   // paged decode kernels
+  double elementwise_memory_efficiency = 0.85;
+  double launch_overhead_us = 2.0;             // per kernel on the critical path
+  double link_efficiency = 0.85;               // achieved / datasheet link bandwidth
+};
+
+class RooflinePerfModel final : public PerfModel {
+ public:
+  // REQUIRES: CheckShardPlan(model, shard).ok() (memory_plan.h); the
+  // caller validates user input first, a bad shard here aborts.
+  RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& shard,
+                    const EngineSpec& engine, const RooflineOptions& options = {});
+  int64_t IterationNs(const BatchShape& shape) const override;
+  std::vector<std::pair<std::string, std::string>> Sources() const override;
+
+  // Time of one operator kind for `shape`, in ns, summed over all layers
+  // (exposed for tests and for reports that break an iteration down).
+  struct Breakdown {
+    double gemm_ns = 0, attention_prefill_ns = 0, attention_decode_ns = 0,
+           elementwise_ns = 0, all_reduce_ns = 0, cpu_overhead_ns = 0;
+    // Kernel launches on the critical path; each adds launch_overhead_us,
+    // already included in the times above.
+    int64_t kernel_launches = 0;
+    double total_ns() const {
+      return gemm_ns + attention_prefill_ns + attention_decode_ns + elementwise_ns +
+             all_reduce_ns + cpu_overhead_ns;
+    }
+  };
+  Breakdown Explain(const BatchShape& shape) const;
+
+ private:
+  // One matrix product y = x W, per token of an iteration: time is
+  // max(T x compute, weight + T x activation). For an MoE expert the
+  // figures are one expert's, scaled by the experts touched and the routed
+  // rows (see roofline.cc).
+  struct GemmCost {
+    double compute_ns_per_token = 0;  // 2 * |W| / (peak x efficiency)
+    double weight_ns = 0;             // |W| bytes / (bandwidth x efficiency)
+    double activation_ns_per_token = 0;  // (in + out) activations / (bandwidth x efficiency)
+  };
+
+  // Constants precomputed at construction so IterationNs is a few dozen
+  // floating-point operations.
+  double layers_ = 0;               // all layers: one batch passes every stage
+  double launch_ns_ = 0;
+  GemmCost dense_gemms_[4];         // QKV, O, MLP gate+up, MLP down (router for MoE)
+  int dense_gemm_count_ = 0;
+  GemmCost expert_gemms_[2];        // MoE: one expert's gate+up and down
+  int expert_gemm_count_ = 0;
+  double experts_ = 0, top_k_ = 0;
+  double log_expert_miss_ = 0;      // log(1 - k/E): P(an expert is untouched by one token)
+  GemmCost lm_head_;                // per sampled sequence
+  double elementwise_ns_per_token_ = 0;  // all layers + embedding + final norm
+  int64_t elementwise_launches_ = 0;
+  double attn_flop_ns_ = 0;         // ns per query-key pair per layer (4 * h * head_dim FLOPs)
+  double attn_prefill_token_ns_ = 0;     // Q, K, V, O of one prefill token, per layer
+  double attn_prefill_kv_ns_ = 0;        // one KV token read by prefill, per layer
+  double attn_decode_flop_ns_ = 0;  // ns per decode context token per layer (compute)
+  double attn_decode_kv_ns_ = 0;    // one KV token read by decode, per layer
+  double attn_decode_token_ns_ = 0; // Q, O and the new K, V of one decode token, per layer
+  double comm_fixed_ns_ = 0;        // latency terms of all all-reduces + pp sends
+  double comm_ns_per_token_ = 0;    // bandwidth terms, per token
+  double gather_fixed_ns_ = 0;      // logits all-gather latency (tp > 1)
+  double gather_ns_per_sampled_ = 0;
+  double cpu_fixed_ns_ = 0, cpu_per_seq_ns_ = 0;
+
+  ModelSpec model_;
+  GpuSpec gpu_;
+  ShardPlan shard_;
+  EngineSpec engine_;
+  RooflineOptions options_;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,319 @@
+// Catalog: the built-in data loads, and the loader rejects bad documents
+// with the origin and the JSON path in the message.
+#include "model/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "model/embedded_data.h"
+
+namespace fleetsim {
+namespace {
+
+Catalog Builtin() {
+  Catalog c;
+  Status s = Catalog::LoadBuiltin(&c);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return c;
+}
+
+// Replaces the one occurrence of `from` in `text`; fails the test when
+// there is none, so a stale fixture cannot make a test pass vacuously.
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "fixture lacks: " << from;
+  if (at == std::string::npos) return text;
+  return text.replace(at, from.size(), to);
+}
+
+const char* const kModel = R"({
+  "name": "m",
+  "source": "test",
+  "layers": 2,
+  "hidden": 256,
+  "heads": 4,
+  "kv_heads": 2,
+  "head_dim": 64,
+  "intermediate": 512,
+  "vocab": 1024,
+  "max_model_len": 2048,
+  "experts": 0,
+  "experts_top_k": 0,
+  "tied_embeddings": false,
+  "weight_dtype": "bf16",
+  "kv_dtype": "bf16",
+  "compute_dtype": "bf16"
+})";
+
+const char* const kGpu = R"({
+  "name": "H2000",
+  "vendor": "nvidia",
+  "family": "H2000",
+  "memory_mib": 1000,
+  "bf16_tflops": 100,
+  "fp8_tflops": 200,
+  "fp32_tflops": 10,
+  "mem_bandwidth_gbps": 1000,
+  "scale_up": {"kind": "nvlink", "topology": "switch", "gbps_per_direction_per_link": 25, "links": 4, "latency_us": 2},
+  "pcie_gbps_per_direction": 32,
+  "network_gbps_per_direction": 25,
+  "prices": {"on_demand": {"usd_per_gpu_hour": 1.5, "provider": "P", "date": "2026-05", "source": "s"},
+             "reserved": null, "spot": null},
+  "sources": {"memory_mib": "a", "bf16_tflops": "b", "fp8_tflops": "c", "fp32_tflops": "d",
+              "mem_bandwidth_gbps": "e", "scale_up.gbps_per_direction_per_link": "f",
+              "scale_up.links": "g", "scale_up.latency_us": "h", "pcie_gbps_per_direction": "i",
+              "network_gbps_per_direction": "j"}
+})";
+
+TEST(Catalog, LoadsEveryBuiltinModelGpuAndEngine) {
+  Catalog c = Builtin();
+  EXPECT_EQ(c.ModelNames(),
+            (std::vector<std::string>{"Llama-2-70B", "Llama-2-7B", "Llama-3.1-405B", "Llama-3.1-70B",
+                                      "Llama-3.1-8B", "Mixtral-8x7B", "Qwen2.5-72B", "tiny"}));
+  EXPECT_EQ(c.GpuNames(), (std::vector<std::string>{"A100-40G", "A100-80G", "B200", "H100-SXM",
+                                                    "H200", "L40S", "MI300X"}));
+  EXPECT_EQ(c.EngineNames(), (std::vector<std::string>{"sglang", "vllm"}));
+  EXPECT_EQ(c.FindModel("Llama-9"), nullptr);
+  ASSERT_NE(c.FindEngine("vllm"), nullptr);
+  EXPECT_EQ(c.FindEngine("vllm")->cpu_overhead_fixed_us, 1000);
+  EXPECT_EQ(c.FindEngine("vllm")->cpu_overhead_per_seq_us, 5);
+}
+
+TEST(Catalog, BuiltinFileNamesMatchTheirEntries) {
+  for (const EmbeddedFile& f : EmbeddedZoo()) {
+    Catalog c;
+    ASSERT_TRUE(c.AddModelJson(f.contents, std::string(f.name)).ok());
+    EXPECT_EQ(c.ModelNames().at(0) + ".json", f.name);
+  }
+  for (const EmbeddedFile& f : EmbeddedHardware()) {
+    Catalog c;
+    ASSERT_TRUE(c.AddGpuJson(f.contents, std::string(f.name)).ok());
+    EXPECT_EQ(c.GpuNames().at(0) + ".json", f.name);
+  }
+}
+
+TEST(Catalog, BuiltinModelsFollowPublishedConfigs) {
+  Catalog c = Builtin();
+  const ModelSpec* m = c.FindModel("Llama-3.1-405B");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->layers, 126);
+  EXPECT_EQ(m->hidden, 16384);
+  EXPECT_EQ(m->heads, 128);
+  EXPECT_EQ(m->kv_heads, 8);
+  EXPECT_EQ(m->intermediate, 53248);
+  EXPECT_EQ(m->vocab, 128256);
+  EXPECT_EQ(m->max_model_len, 131072);
+  const ModelSpec* mix = c.FindModel("Mixtral-8x7B");
+  ASSERT_NE(mix, nullptr);
+  EXPECT_TRUE(mix->is_moe());
+  EXPECT_EQ(mix->experts, 8);
+  EXPECT_EQ(mix->experts_top_k, 2);
+  EXPECT_EQ(c.FindModel("Llama-2-7B")->max_model_len, 4096);
+  EXPECT_EQ(c.FindModel("Qwen2.5-72B")->vocab, 152064);
+}
+
+TEST(Catalog, H100MemoryIsTheDriverReportedMiB) {
+  Catalog c = Builtin();
+  const GpuSpec* h100 = c.FindGpu("H100-SXM");
+  ASSERT_NE(h100, nullptr);
+  EXPECT_EQ(h100->memory_mib, 81559);
+  EXPECT_EQ(h100->memory_bytes(), int64_t{85520809984});  // 81559 * 2^20
+  EXPECT_EQ(c.FindGpu("H200")->memory_bytes(), int64_t{143771} * 1048576);
+}
+
+TEST(Catalog, EveryBuiltinGpuFigureHasASource) {
+  Catalog c = Builtin();
+  for (const std::string& name : c.GpuNames()) {
+    const GpuSpec* g = c.FindGpu(name);
+    for (const char* figure : {"memory_mib", "bf16_tflops", "fp32_tflops", "mem_bandwidth_gbps",
+                               "scale_up.links", "scale_up.latency_us", "pcie_gbps_per_direction"}) {
+      auto it = g->sources.find(figure);
+      ASSERT_NE(it, g->sources.end()) << name << " " << figure;
+      EXPECT_FALSE(it->second.empty());
+    }
+    EXPECT_EQ(g->prices.size(), 3u) << name;
+  }
+}
+
+TEST(Catalog, BuiltinPricesCarryProviderAndDate) {
+  Catalog c = Builtin();
+  const auto& h100 = c.FindGpu("H100-SXM")->prices.at("on_demand");
+  ASSERT_TRUE(h100.has_value());
+  EXPECT_DOUBLE_EQ(h100->usd_per_gpu_hour, 3.78);
+  EXPECT_EQ(h100->provider, "Lambda");
+  EXPECT_FALSE(h100->date.empty());
+  EXPECT_FALSE(c.FindGpu("B200")->prices.at("on_demand").has_value());
+  EXPECT_FALSE(c.FindGpu("MI300X")->prices.at("on_demand").has_value());
+  EXPECT_DOUBLE_EQ(c.FindGpu("H200")->prices.at("on_demand")->usd_per_gpu_hour, 5.408);
+}
+
+TEST(LinkSpec, PeerBandwidthDependsOnTopology) {
+  Catalog c = Builtin();
+  // NVSwitch: 18 links x 25 GB/s one way to any peer.
+  EXPECT_DOUBLE_EQ(c.FindGpu("H100-SXM")->scale_up.PeerGbps(), 450);
+  // xGMI mesh: one link to each peer.
+  EXPECT_DOUBLE_EQ(c.FindGpu("MI300X")->scale_up.PeerGbps(), 64);
+  EXPECT_DOUBLE_EQ(c.FindGpu("L40S")->scale_up.PeerGbps(), 0);
+}
+
+TEST(LinkSpec, MeshCollectivesUseOneLinkPerPeer) {
+  Catalog c = Builtin();
+  const LinkSpec& xgmi = c.FindGpu("MI300X")->scale_up;
+  EXPECT_DOUBLE_EQ(xgmi.CollectiveGbps(2), 64);
+  EXPECT_DOUBLE_EQ(xgmi.CollectiveGbps(8), 7 * 64);
+  EXPECT_DOUBLE_EQ(xgmi.CollectiveGbps(16), 7 * 64);  // no more links than 7
+  EXPECT_DOUBLE_EQ(c.FindGpu("H100-SXM")->scale_up.CollectiveGbps(8), 450);
+  EXPECT_DOUBLE_EQ(c.FindGpu("L40S")->scale_up.CollectiveGbps(2), 0);
+}
+
+TEST(GpuSpec, PeakFollowsComputeDtype) {
+  Catalog c = Builtin();
+  const GpuSpec* h100 = c.FindGpu("H100-SXM");
+  EXPECT_DOUBLE_EQ(h100->PeakTflops(DType::kBf16), 989);
+  EXPECT_DOUBLE_EQ(h100->PeakTflops(DType::kFp16), 989);
+  EXPECT_DOUBLE_EQ(h100->PeakTflops(DType::kFp8), 1979);
+  EXPECT_DOUBLE_EQ(h100->PeakTflops(DType::kFp32), 67);
+  // A100 has no FP8 tensor cores: FP8 math runs at the bf16 rate.
+  EXPECT_DOUBLE_EQ(c.FindGpu("A100-80G")->PeakTflops(DType::kFp8), 312);
+}
+
+TEST(Catalog, AcceptsTheFixtures) {
+  Catalog c;
+  Status s = c.AddModelJson(kModel, "m.json");
+  EXPECT_TRUE(s.ok()) << s.message();
+  s = c.AddGpuJson(kGpu, "H2000.json");
+  EXPECT_TRUE(s.ok()) << s.message();
+  const GpuSpec* g = c.FindGpu("H2000");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->scale_up.links, 4);
+  EXPECT_EQ(g->sources.at("scale_up.links"), "g");
+}
+
+TEST(Catalog, RejectsMalformedJsonWithLineAndColumn) {
+  Catalog c;
+  Status s = c.AddModelJson("{\n  \"name\": \"x\",\n  \"layers\": ,\n}", "x.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind("x.json: parse error at line 3, column 13: ", 0), 0u) << s.message();
+  EXPECT_NE(s.message().find("unexpected ','"), std::string::npos) << s.message();
+  // Truncated input: the error sits one past the last character.
+  s = c.AddGpuJson("{\"a\": 1", "t.json");
+  EXPECT_EQ(s.message().rfind("t.json: parse error at line 1, column 8: ", 0), 0u) << s.message();
+}
+
+TEST(Catalog, RejectsNonObjectDocument) {
+  Catalog c;
+  Status s = c.AddEngineJson("[1, 2]", "e.json");
+  EXPECT_EQ(s.message(), "e.json: expected a JSON object at the top level");
+}
+
+TEST(Catalog, RejectsUnknownKey) {
+  Catalog c;
+  Status s = c.AddModelJson(Replace(kModel, "\"layers\"", "\"layer\""), "m.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind("m.json: layer: unknown key (known: compute_dtype, ", 0), 0u)
+      << s.message();
+  s = c.AddGpuJson(Replace(kGpu, "\"links\"", "\"lnks\""), "H2000.json");
+  EXPECT_EQ(s.message().rfind("H2000.json: scale_up.lnks: unknown key", 0), 0u) << s.message();
+}
+
+TEST(Catalog, RejectsMissingKey) {
+  Catalog c;
+  Status s = c.AddModelJson(Replace(kModel, "\"vocab\": 1024,", ""), "m.json");
+  EXPECT_EQ(s.message(), "m.json: vocab: missing required key");
+  s = c.AddGpuJson(Replace(kGpu, "\"reserved\": null,", ""), "H2000.json");
+  EXPECT_EQ(s.message(), "H2000.json: prices.reserved: missing required key (null when unknown)");
+}
+
+TEST(Catalog, RejectsGpuFigureWithoutSource) {
+  Catalog c;
+  Status s = c.AddGpuJson(Replace(kGpu, "\"fp32_tflops\": \"d\",", ""), "H2000.json");
+  EXPECT_EQ(s.message(), "H2000.json: sources.fp32_tflops: missing: every figure needs a source");
+  // A source for a figure the file does not have is a misspelling.
+  s = c.AddGpuJson(Replace(kGpu, "\"fp32_tflops\": \"d\"", "\"fp32_tflop\": \"d\""), "H2000.json");
+  EXPECT_EQ(s.message().rfind("H2000.json: sources.fp32_tflop: not a figure of this file", 0), 0u)
+      << s.message();
+}
+
+TEST(Catalog, NullFp8NeedsNoSource) {
+  Catalog c;
+  std::string doc = Replace(kGpu, "\"fp8_tflops\": 200", "\"fp8_tflops\": null");
+  doc = Replace(doc, "\"fp8_tflops\": \"c\",", "");
+  Status s = c.AddGpuJson(doc, "H2000.json");
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(c.FindGpu("H2000")->fp8_tflops, 0);
+}
+
+TEST(Catalog, RejectsNegativeOrMistypedFigures) {
+  Catalog c;
+  EXPECT_EQ(c.AddGpuJson(Replace(kGpu, "\"bf16_tflops\": 100", "\"bf16_tflops\": -5"), "H2000.json")
+                .message(),
+            "H2000.json: bf16_tflops: expected a positive number");
+  EXPECT_EQ(c.AddGpuJson(Replace(kGpu, "\"links\": 4", "\"links\": 0"), "H2000.json").message(),
+            "H2000.json: scale_up.links: expected a positive integer");
+  EXPECT_EQ(c.AddGpuJson(Replace(kGpu, "\"links\": 4", "\"links\": 4.5"), "H2000.json").message(),
+            "H2000.json: scale_up.links: expected a positive integer");
+  EXPECT_EQ(c.AddGpuJson(Replace(kGpu, "\"usd_per_gpu_hour\": 1.5", "\"usd_per_gpu_hour\": \"1.5\""),
+                         "H2000.json")
+                .message(),
+            "H2000.json: prices.on_demand.usd_per_gpu_hour: expected a positive number");
+  EXPECT_EQ(c.AddModelJson(Replace(kModel, "\"layers\": 2", "\"layers\": -2"), "m.json").message(),
+            "m.json: layers: expected a positive integer");
+  EXPECT_EQ(c.AddModelJson(Replace(kModel, "\"layers\": 2", "\"layers\": 99999999999"), "m.json")
+                .message(),
+            "m.json: layers: expected a positive integer no larger than 2147483647");
+  EXPECT_EQ(c.AddModelJson(Replace(kModel, "\"tied_embeddings\": false", "\"tied_embeddings\": 0"),
+                           "m.json")
+                .message(),
+            "m.json: tied_embeddings: expected true or false");
+}
+
+TEST(Catalog, RejectsInconsistentModel) {
+  Catalog c;
+  EXPECT_EQ(c.AddModelJson(Replace(kModel, "\"kv_heads\": 2", "\"kv_heads\": 3"), "m.json").message(),
+            "m.json: kv_heads: expected a divisor of heads (4)");
+  EXPECT_EQ(
+      c.AddModelJson(Replace(kModel, "\"experts_top_k\": 0", "\"experts_top_k\": 2"), "m.json")
+          .message(),
+      "m.json: experts_top_k: expected 0 for a dense model (experts is 0)");
+  EXPECT_EQ(c.AddModelJson(Replace(kModel, "\"kv_dtype\": \"bf16\"", "\"kv_dtype\": \"bf17\""),
+                           "m.json")
+                .message(),
+            "m.json: kv_dtype: unknown dtype \"bf17\" (known: fp32, bf16, fp16, fp8, int8, int4)");
+}
+
+TEST(Catalog, RejectsUnknownTopologyAndLinksOnNone) {
+  Catalog c;
+  EXPECT_EQ(c.AddGpuJson(Replace(kGpu, "\"switch\"", "\"ring\""), "H2000.json").message(),
+            "H2000.json: scale_up.topology: unknown topology \"ring\" (known: mesh, none, switch)");
+  EXPECT_EQ(c.AddGpuJson(Replace(kGpu, "\"switch\"", "\"none\""), "H2000.json").message(),
+            "H2000.json: scale_up.links: expected 0 when topology is \"none\"");
+}
+
+TEST(Catalog, RejectsDuplicateName) {
+  Catalog c;
+  ASSERT_TRUE(c.AddModelJson(kModel, "a.json").ok());
+  EXPECT_EQ(c.AddModelJson(kModel, "b.json").message(),
+            "b.json: name: duplicate model \"m\" (already in the catalogue)");
+}
+
+TEST(Catalog, LoadsAndValidatesEngines) {
+  Catalog c;
+  const std::string engine =
+      R"({"name": "e", "cpu_overhead_fixed_us": 10, "cpu_overhead_per_seq_us": 1, "source": "s"})";
+  ASSERT_TRUE(c.AddEngineJson(engine, "e.json").ok());
+  EXPECT_DOUBLE_EQ(c.FindEngine("e")->cpu_overhead_fixed_us, 10);
+  Catalog d;
+  EXPECT_EQ(d.AddEngineJson(Replace(engine, "10", "-10"), "e.json").message(),
+            "e.json: cpu_overhead_fixed_us: expected a non-negative number");
+}
+
+TEST(JoinNames, SeparatesWithCommas) {
+  EXPECT_EQ(JoinNames({}), "");
+  EXPECT_EQ(JoinNames({"A"}), "A");
+  EXPECT_EQ(JoinNames({"A", "B", "C"}), "A, B, C");
+}
+
+}  // namespace
+}  // namespace fleetsim

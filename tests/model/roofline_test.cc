@@ -1,0 +1,273 @@
+// RooflinePerfModel against napkin arithmetic: memory-bound decode,
+// compute-bound prefill, tensor-parallel scaling, MoE expert reads.
+#include "model/roofline.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "tests/model/builtin.h"
+
+namespace fleetsim {
+namespace {
+
+using model_test::BuiltinEngine;
+using model_test::BuiltinGpu;
+using model_test::BuiltinModel;
+
+ShardPlan Tp(int tp, int pp = 1) {
+  ShardPlan s;
+  s.tp = tp;
+  s.pp = pp;
+  return s;
+}
+
+BatchShape Decode(int seqs, int64_t context) {
+  BatchShape b;
+  b.decode_seqs = seqs;
+  b.decode_tokens = seqs;
+  b.decode_kv_tokens = seqs * context;
+  b.sampled_seqs = seqs;
+  return b;
+}
+
+// One sequence's prompt of `tokens` from position 0, finishing its prompt.
+BatchShape Prefill(int64_t tokens) {
+  BatchShape b;
+  b.prefill_seqs = 1;
+  b.prefill_tokens = tokens;
+  b.prefill_attn_pairs = tokens * (tokens + 1) / 2;
+  b.prefill_kv_tokens = tokens;
+  b.sampled_seqs = 1;
+  return b;
+}
+
+// Options and engine with no fixed overheads, to compare the kernels with
+// the napkin arithmetic alone.
+RooflineOptions NoLaunch() {
+  RooflineOptions o;
+  o.launch_overhead_us = 0;
+  return o;
+}
+EngineSpec NoCpu() {
+  EngineSpec e;
+  e.name = "none";
+  return e;
+}
+
+// Weight elements of one layer's dense matrices (QKV, O, and for a dense
+// model the gated MLP), with the per-layer arithmetic of DOMAIN.md.
+double AttentionWeights(const ModelSpec& m) {
+  return static_cast<double>(m.hidden) * (m.heads + 2.0 * m.kv_heads) * m.head_dim +
+         static_cast<double>(m.heads) * m.head_dim * m.hidden;
+}
+double MlpWeights(const ModelSpec& m) { return 3.0 * m.hidden * m.intermediate; }
+
+TEST(Roofline, SourcesNameEveryOperatorKind) {
+  RooflinePerfModel model(BuiltinModel("tiny"), BuiltinGpu("H100-SXM"), Tp(1), BuiltinEngine("vllm"));
+  std::set<std::string> kinds;
+  for (const auto& [kind, source] : model.Sources()) {
+    EXPECT_EQ(source, "roofline");
+    kinds.insert(kind);
+  }
+  EXPECT_EQ(kinds.size(), std::size(kOpKinds));
+  for (const char* kind : kOpKinds) EXPECT_EQ(kinds.count(kind), 1u) << kind;
+}
+
+TEST(Roofline, IterationNsIsTheRoundedBreakdownTotal) {
+  for (const char* name : {"Llama-3.1-8B", "Mixtral-8x7B", "tiny"}) {
+    for (int tp : {1, 2}) {
+      RooflinePerfModel model(BuiltinModel(name), BuiltinGpu("H100-SXM"), Tp(tp),
+                              BuiltinEngine("vllm"));
+      BatchShape mixed = Decode(37, 1500);
+      mixed.prefill_seqs = 2;
+      mixed.prefill_tokens = 700;
+      mixed.prefill_attn_pairs = 123456;
+      mixed.prefill_kv_tokens = 2000;
+      mixed.sampled_seqs = 38;
+      for (const BatchShape& shape : {Decode(1, 10), Decode(256, 3000), Prefill(8192), mixed}) {
+        const RooflinePerfModel::Breakdown b = model.Explain(shape);
+        EXPECT_EQ(model.IterationNs(shape), std::llround(b.total_ns())) << name;
+        for (double part : {b.gemm_ns, b.attention_prefill_ns, b.attention_decode_ns,
+                            b.elementwise_ns, b.all_reduce_ns, b.cpu_overhead_ns}) {
+          EXPECT_GE(part, 0);
+        }
+      }
+    }
+  }
+}
+
+TEST(Roofline, Llama8BDecodeAtBatchOneReadsTheWeightsOnce) {
+  // A decode step of one sequence reads every weight once (the embedding
+  // only one row) and the sequence's KV, at 85% of 3.35 TB/s.
+  const ModelSpec m = BuiltinModel("Llama-3.1-8B");
+  const GpuSpec h100 = BuiltinGpu("H100-SXM");
+  const int64_t context = 1000;
+  const double embedding_bytes = 2.0 * m.vocab * m.hidden;
+  const double bytes = static_cast<double>(m.WeightBytes()) - embedding_bytes +
+                       static_cast<double>(context) * m.KvBytesPerToken();
+  const double memory_ns = bytes / (3350 * 0.85);  // GB/s = bytes per ns
+  EXPECT_NEAR(memory_ns, 5.32e6, 0.01e6);          // about 5.3 ms
+
+  RooflinePerfModel bare(m, h100, Tp(1), NoCpu(), NoLaunch());
+  EXPECT_NEAR(static_cast<double>(bare.IterationNs(Decode(1, context))), memory_ns, 0.01 * memory_ns);
+
+  // The overheads: vLLM's 1000 us + 5 us per sequence, and 2 us for each
+  // of 32 x (4 GEMMs + attention + 4 elementwise) + lm_head + embedding +
+  // final norm kernels.
+  RooflinePerfModel full(m, h100, Tp(1), BuiltinEngine("vllm"));
+  const RooflinePerfModel::Breakdown b = full.Explain(Decode(1, context));
+  EXPECT_EQ(b.kernel_launches, 32 * 9 + 3);
+  const double expected = memory_ns + 1005e3 + (32 * 9 + 3) * 2e3;
+  EXPECT_NEAR(static_cast<double>(full.IterationNs(Decode(1, context))), expected, 0.01 * expected);
+  EXPECT_DOUBLE_EQ(b.cpu_overhead_ns, 1005e3);
+  EXPECT_EQ(b.all_reduce_ns, 0);
+}
+
+TEST(Roofline, LargePrefillIsComputeBound) {
+  // 8192 prompt tokens: 2 x 8192 x (dense weights of 32 layers) FLOPs at
+  // 80% of 989 TFLOP/s, about 145 ms, while reading the weights takes 5 ms.
+  const ModelSpec m = BuiltinModel("Llama-3.1-8B");
+  RooflinePerfModel model(m, BuiltinGpu("H100-SXM"), Tp(1), NoCpu(), NoLaunch());
+  const double tokens = 8192;
+  const double flops = 2 * tokens * m.layers * (AttentionWeights(m) + MlpWeights(m));
+  const double compute_ns = flops / (989e3 * 0.80);  // 1 TFLOP/s = 1e3 FLOP/ns
+  const RooflinePerfModel::Breakdown b = model.Explain(Prefill(8192));
+  EXPECT_NEAR(b.gemm_ns, compute_ns, 0.01 * compute_ns);
+  const double weight_read_ns = static_cast<double>(m.WeightBytes()) / (3350 * 0.85);
+  EXPECT_GT(b.gemm_ns, 20 * weight_read_ns);
+  // Causal attention: 4 x 32 heads x 128 x 8192 x 8193 / 2 FLOPs per layer
+  // at 60% of peak.
+  const double attn_ns = 32 * 4.0 * 32 * 128 * (8192.0 * 8193 / 2) / (989e3 * 0.60);
+  EXPECT_NEAR(b.attention_prefill_ns, attn_ns, 1e-9 * attn_ns);
+}
+
+TEST(Roofline, TensorParallelHalvesGemmsAndAddsAllReduces) {
+  const ModelSpec m = BuiltinModel("Llama-3.1-8B");
+  const GpuSpec h100 = BuiltinGpu("H100-SXM");
+  RooflinePerfModel tp1(m, h100, Tp(1), BuiltinEngine("vllm"));
+  RooflinePerfModel tp2(m, h100, Tp(2), BuiltinEngine("vllm"));
+  const BatchShape shape = Prefill(8192);
+  const RooflinePerfModel::Breakdown one = tp1.Explain(shape);
+  const RooflinePerfModel::Breakdown two = tp2.Explain(shape);
+  EXPECT_NEAR(two.gemm_ns / one.gemm_ns, 0.5, 0.02);
+  EXPECT_EQ(one.all_reduce_ns, 0);
+  // Two ring all-reduces per layer of 8192 x 4096 x 2 bytes over 2 GPUs:
+  // 2(p-1) alpha + 2(p-1)/p S / B = 2 x 2 us + S / (450 GB/s x 0.85),
+  // plus one gather of the sampled row's logits: alpha + 1/2 x 128256 x 2 / B.
+  const double link = 450 * 0.85;
+  const double all_reduce = 2 * 2e3 + 8192.0 * 4096 * 2 / link;
+  const double gather = 2e3 + 0.5 * 128256 * 2 / link;
+  const double expected = 2 * 32 * all_reduce + gather;
+  EXPECT_NEAR(two.all_reduce_ns, expected, 1e-9 * expected);
+}
+
+TEST(Roofline, PipelineCostsAllLayersPlusSends) {
+  const ModelSpec m = BuiltinModel("Llama-3.1-8B");
+  const GpuSpec h100 = BuiltinGpu("H100-SXM");
+  RooflinePerfModel pp1(m, h100, Tp(1), NoCpu());
+  RooflinePerfModel pp2(m, h100, Tp(1, 2), NoCpu());
+  const BatchShape shape = Decode(64, 2000);
+  const RooflinePerfModel::Breakdown one = pp1.Explain(shape);
+  const RooflinePerfModel::Breakdown two = pp2.Explain(shape);
+  // One batch passes both stages: the same kernels, plus one send of
+  // 64 x 4096 x 2 bytes.
+  EXPECT_DOUBLE_EQ(two.gemm_ns, one.gemm_ns);
+  EXPECT_DOUBLE_EQ(two.attention_decode_ns, one.attention_decode_ns);
+  EXPECT_NEAR(two.all_reduce_ns, 2e3 + 64.0 * 4096 * 2 / (450 * 0.85), 1e-6);
+}
+
+TEST(Roofline, MixtralDecodeAtBatchOneReadsTopKOfTheExperts) {
+  // One token reads k = 2 of E = 8 experts per layer: the attention and
+  // router weights, 2 x 3 x hidden x intermediate expert weights, and the
+  // lm_head, in bf16 at 85% of 3.35 TB/s.
+  const ModelSpec m = BuiltinModel("Mixtral-8x7B");
+  RooflinePerfModel model(m, BuiltinGpu("H100-SXM"), Tp(1), NoCpu(), NoLaunch());
+  const double per_layer = AttentionWeights(m) + static_cast<double>(m.hidden) * m.experts + 2 * MlpWeights(m);
+  const double bytes = 2 * (m.layers * per_layer + static_cast<double>(m.vocab) * m.hidden);
+  const double expected_ns = bytes / (3350 * 0.85);
+  const RooflinePerfModel::Breakdown b = model.Explain(Decode(1, 1));
+  EXPECT_NEAR(b.gemm_ns, expected_ns, 0.01 * expected_ns);
+  // About a third of the weights (2 of 8 experts plus the shared part).
+  EXPECT_LT(bytes, 0.3 * m.WeightBytes());
+
+  // At batch 256 nearly every expert is touched: (1 - 6/8)^256 is ~0, so
+  // the step reads all weights but the embedding, plus the activations of
+  // the 512 routed rows into and out of each expert GEMM (gate+up: hidden
+  // in, 2 x intermediate out; down: intermediate in, hidden out).
+  const double routed_rows = 256 * 2;
+  const double expert_activations =
+      m.layers * routed_rows * 2.0 * (2.0 * m.hidden + 3.0 * m.intermediate);
+  const double all_ns = (static_cast<double>(m.WeightBytes()) - 2.0 * m.vocab * m.hidden +
+                         expert_activations) / (3350 * 0.85);
+  EXPECT_NEAR(model.Explain(Decode(256, 1)).gemm_ns, all_ns, 0.01 * all_ns);
+}
+
+TEST(Roofline, IterationTimeGrowsWithTokens) {
+  for (const char* name : {"Llama-3.1-8B", "Mixtral-8x7B", "Llama-3.1-70B"}) {
+    for (int tp : {1, 4}) {
+      RooflinePerfModel model(BuiltinModel(name), BuiltinGpu("H100-SXM"), Tp(tp),
+                              BuiltinEngine("vllm"));
+      int64_t previous = 0;
+      for (int batch = 1; batch <= 1024; ++batch) {
+        const int64_t ns = model.IterationNs(Decode(batch, 2000));
+        EXPECT_GE(ns, previous) << name << " tp" << tp << " decode batch " << batch;
+        previous = ns;
+      }
+      previous = 0;
+      for (int64_t tokens = 1; tokens <= 16384; tokens += 61) {
+        const int64_t ns = model.IterationNs(Prefill(tokens));
+        EXPECT_GE(ns, previous) << name << " tp" << tp << " prefill " << tokens;
+        previous = ns;
+      }
+    }
+  }
+}
+
+TEST(Roofline, GpuWithoutScaleUpFabricUsesPcie) {
+  // L40S has no NVLink: a TP2 all-reduce crosses PCIe at 32 GB/s one way.
+  const ModelSpec m = BuiltinModel("Llama-3.1-8B");
+  const GpuSpec l40s = BuiltinGpu("L40S");
+  RooflinePerfModel model(m, l40s, Tp(2), NoCpu());
+  const RooflinePerfModel::Breakdown b = model.Explain(Decode(1, 100));
+  const double alpha = l40s.scale_up.latency_us * 1e3;
+  const double link = 32 * 0.85;
+  const double expected = 2 * 32 * (2 * alpha + 4096.0 * 2 / link) + alpha + 0.5 * 128256 * 2 / link;
+  EXPECT_NEAR(b.all_reduce_ns, expected, 1e-9 * expected);
+}
+
+TEST(Roofline, MeshAllReduceBandwidthGrowsWithTp) {
+  // MI300X: TP2 talks over the one xGMI link between the pair (64 GB/s one
+  // way); TP8 runs rings over all 7 links (448 GB/s).
+  const ModelSpec m = BuiltinModel("Llama-3.1-70B");
+  const GpuSpec mi300x = BuiltinGpu("MI300X");
+  const BatchShape shape = Prefill(4096);
+  const double alpha = mi300x.scale_up.latency_us * 1e3;
+  const double bytes = 4096.0 * 8192 * 2;
+  for (int tp : {2, 8}) {
+    RooflinePerfModel model(m, mi300x, Tp(tp), NoCpu());
+    const double p = tp;
+    const double bw = (tp == 2 ? 64 : 448) * 0.85;
+    const double expected = 2 * 80 * (2 * (p - 1) * alpha + 2 * (p - 1) / p * bytes / bw) +
+                            (p - 1) * alpha + (p - 1) / p * 128256 * 2 / bw;
+    EXPECT_NEAR(model.Explain(shape).all_reduce_ns, expected, 1e-9 * expected) << "tp" << tp;
+  }
+}
+
+TEST(Roofline, FasterGpuIsFaster) {
+  const ModelSpec m = BuiltinModel("Llama-3.1-70B");
+  const EngineSpec vllm = BuiltinEngine("vllm");
+  RooflinePerfModel h100(m, BuiltinGpu("H100-SXM"), Tp(4), vllm);
+  RooflinePerfModel h200(m, BuiltinGpu("H200"), Tp(4), vllm);
+  RooflinePerfModel a100(m, BuiltinGpu("A100-80G"), Tp(4), vllm);
+  // Decode is memory-bound: HBM bandwidth decides (4.8 > 3.35 > 2.039 TB/s).
+  EXPECT_LT(h200.IterationNs(Decode(32, 4000)), h100.IterationNs(Decode(32, 4000)));
+  EXPECT_LT(h100.IterationNs(Decode(32, 4000)), a100.IterationNs(Decode(32, 4000)));
+  // Prefill is compute-bound: H100 and H200 share a peak, A100 has a third.
+  EXPECT_LT(h100.IterationNs(Prefill(4096)), a100.IterationNs(Prefill(4096)) / 2);
+}
+
+}  // namespace
+}  // namespace fleetsim
