@@ -53,7 +53,8 @@ int64_t ReplicaState::ChunkBlocksNeeded(SeqId id, int32_t tokens) const {
 void ReplicaState::AddDecodes(Batch* batch) {
   FLEETSIM_CHECK(!batch->decodes);
   if (n_decode_ == 0) return;
-  kv_.Allocate(DecodeBlocksNeeded());
+  inflight_decode_blocks_ = DecodeBlocksNeeded();
+  kv_.Allocate(inflight_decode_blocks_);
   batch->decodes = true;
   batch->decode_seqs = n_decode_;
   batch->shape.decode_seqs = static_cast<int32_t>(n_decode_);
@@ -184,6 +185,8 @@ bool ReplicaState::CheckInvariants() const {
       return false;
     }
   }
+  // Blocks for the in-flight decode step are allocated before D advances.
+  blocks += inflight_decode_blocks_;
   return n == n_decode_ && sum == sum_base_ && residues == residue_count_ &&
          blocks == kv_.used_blocks() &&
          static_cast<int64_t>(running_by_priority_.size()) == num_running();

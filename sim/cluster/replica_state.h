@@ -32,7 +32,7 @@ namespace fleetsim {
 using SeqId = uint32_t;
 inline constexpr SeqId kNoSeq = ~SeqId{0};
 
-enum class SeqPhase : uint8_t { kFree, kWaiting, kPrefill, kDecode };
+enum class SeqPhase : uint8_t { kFree, kWaiting, kPrefill, kDecode, kDone };
 
 struct Seq {
   Request req;
@@ -127,7 +127,7 @@ class ReplicaState {
   template <typename Fn>
   void ForEachLive(Fn&& fn) const {
     for (SeqId id = 0; id < seqs_.size(); ++id)
-      if (seqs_[id].phase != SeqPhase::kFree) fn(seqs_[id]);
+      if (seqs_[id].phase != SeqPhase::kFree && seqs_[id].phase != SeqPhase::kDone) fn(seqs_[id]);
   }
   // Checks the running sums against a walk over every sequence (tests).
   bool CheckInvariants() const;
@@ -175,6 +175,7 @@ class ReplicaState {
   // (they joined since), grouped by when that token came: (time, count).
   std::vector<std::pair<SimTime, int64_t>> fresh_;
   SimTime last_decode_end_ = 0;
+  int64_t inflight_decode_blocks_ = 0;  // allocated by AddDecodes, not yet reflected in D
   int64_t preemptions_ = 0;
   std::vector<SeqId> finished_scratch_;
 };
@@ -196,14 +197,16 @@ void ReplicaState::Complete(Batch& batch, SimTime end, GapFn&& gap, FinishFn&& f
     fresh_.clear();
     last_decode_end_ = end;
     ++decode_step_;
+    inflight_decode_blocks_ = 0;
     while (!finish_heap_.empty() && finish_heap_.top().step <= decode_step_) {
       FinishEntry e = finish_heap_.top();
       finish_heap_.pop();
       Seq& s = seqs_[e.seq];
       if (s.phase != SeqPhase::kDecode || s.heap_gen != e.gen) continue;
-      s.generated = s.req.output_tokens;
       s.last_token = end;
       LeaveDecode(e.seq);
+      s.generated = s.req.output_tokens;
+      s.phase = SeqPhase::kDone;
       finished_scratch_.push_back(e.seq);
     }
   }
@@ -223,6 +226,7 @@ void ReplicaState::Complete(Batch& batch, SimTime end, GapFn&& gap, FinishFn&& f
     ++s.generated;
     RemovePrefilling(c.seq);
     if (s.generated >= s.req.output_tokens) {
+      s.phase = SeqPhase::kDone;
       kv_.Free(s.held_blocks);
       s.held_blocks = 0;
       running_by_priority_.erase(KeyOf(c.seq));

@@ -1,0 +1,79 @@
+# fleetsim: the two commands of the quick start, and the rest.
+#
+#   make run     install what is missing, build, run scenarios/quickstart.json
+#   make test    install what is missing, build, run every test, then the
+#                sanitizer build and its tests, then each fuzz target for 20 s
+#   make bench   Google Benchmarks + the 1M-request scenario (wall, RSS, rates)
+#   make fuzz    each fuzz target for 60 s
+#
+# Build folders: build/ (release + CUDA when nvcc is found), build-asan/,
+# build-fuzz/ (clang).
+
+JOBS      ?= $(shell nproc)
+BUILD     ?= build
+CMAKE_ARGS ?=
+FUZZ_SECONDS ?= 20
+
+DEBIAN_PACKAGES := cmake make g++ clang-14 libclang-rt-14-dev libboost-graph-dev libeigen3-dev \
+                   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
+FUZZERS := fuzz_scenario fuzz_trace_azure fuzz_trace_mooncake fuzz_trace_csv
+
+.PHONY: deps configure build run test test-unit test-asan test-fuzz fuzz bench clean
+
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else \
+	    echo "fleetsim needs these Debian packages:$$missing"; \
+	    echo "run as root: apt-get install$$missing"; exit 1; \
+	  fi; \
+	fi
+
+configure: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/fleetsim run scenarios/quickstart.json --out out/quickstart
+
+test-unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFLEETSIM_SANITIZE=ON -DFLEETSIM_CUDA=OFF -DFLEETSIM_BENCH=OFF
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+build-fuzz: deps
+	CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEETSIM_FUZZ=ON \
+	  -DFLEETSIM_CUDA=OFF -DFLEETSIM_TESTS=OFF -DFLEETSIM_BENCH=OFF
+	cmake --build build-fuzz -j $(JOBS) --target $(FUZZERS)
+
+test-fuzz: build-fuzz
+	@set -e; for f in $(FUZZERS); do \
+	  mkdir -p build-fuzz/corpus/$$f; \
+	  echo "fuzzing $$f for $(FUZZ_SECONDS) s"; \
+	  ./build-fuzz/tests/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 \
+	    build-fuzz/corpus/$$f tests/fuzz/corpus/$$f 2>build-fuzz/$$f.log || { tail -40 build-fuzz/$$f.log; exit 1; }; \
+	  grep -E "^#[0-9]+.*DONE" build-fuzz/$$f.log | tail -1; \
+	done
+
+fuzz:
+	$(MAKE) test-fuzz FUZZ_SECONDS=60
+
+test: test-unit test-asan test-fuzz
+	@echo "make test: all stages passed"
+
+bench: build
+	./$(BUILD)/tests/bench/engine_bench --benchmark_min_time=0.2
+	tools/bench.sh $(BUILD)
+
+clean:
+	rm -rf build build-asan build-fuzz out

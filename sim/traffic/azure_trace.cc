@@ -1,0 +1,98 @@
+#include "sim/traffic/azure_trace.h"
+
+#include <string_view>
+#include <utility>
+
+#include "sim/traffic/text_fields.h"
+#include "sim/traffic/timestamp.h"
+
+namespace fleetsim {
+namespace {
+constexpr std::string_view kHeader = "TIMESTAMP,ContextTokens,GeneratedTokens";
+}  // namespace
+
+Status AzureTraceReader::Open(const std::string& path, std::unique_ptr<RequestSource>* out) {
+  std::unique_ptr<LineReader> lines;
+  FLEETSIM_RETURN_IF_ERROR(LineReader::OpenFile(path, "trace", &lines));
+  return Start(std::move(lines), out);
+}
+
+Status AzureTraceReader::FromStream(std::string name, std::unique_ptr<std::istream> in,
+                                    std::unique_ptr<RequestSource>* out) {
+  return Start(std::make_unique<LineReader>(std::move(name), std::move(in)), out);
+}
+
+Status AzureTraceReader::Start(std::unique_ptr<LineReader> lines,
+                               std::unique_ptr<RequestSource>* out) {
+  std::string_view header;
+  if (!lines->Next(&header)) {
+    if (!lines->status().ok()) return lines->status();
+    return lines->ErrorAtLine(1, "empty file; expected the header \"" + std::string(kHeader) + "\"");
+  }
+  std::string_view cols[4];
+  const size_t n = SplitCsv(header, cols, 4);
+  if (n != 3 || cols[0] != "TIMESTAMP" || cols[1] != "ContextTokens" ||
+      cols[2] != "GeneratedTokens") {
+    return lines->ErrorAt("expected the header \"" + std::string(kHeader) + "\", got " +
+                          QuoteForMessage(header));
+  }
+  out->reset(new AzureTraceReader(std::move(lines)));
+  return Status::Ok();
+}
+
+bool AzureTraceReader::Fail(Status s) {
+  status_ = std::move(s);
+  failed_ = true;
+  return false;
+}
+
+bool AzureTraceReader::Next(Request* out) {
+  if (failed_) return false;
+  std::string_view line;
+  if (!lines_->NextRecord(&line)) {
+    if (!lines_->status().ok()) return Fail(lines_->status());
+    return false;
+  }
+  std::string_view f[3];
+  const size_t n = SplitCsv(line, f, 3);
+  if (n != 3) {
+    return Fail(lines_->ErrorAt("expected 3 columns (TIMESTAMP,ContextTokens,GeneratedTokens), got " +
+                                std::to_string(n)));
+  }
+  int64_t ns;
+  const char* why = nullptr;
+  if (!ParseTimestamp(f[0], &ns, &why)) {
+    return Fail(lines_->ErrorAt("TIMESTAMP: bad timestamp " + QuoteForMessage(f[0]) + ": " + why));
+  }
+  int32_t prompt, output;
+  if (!ParsePositiveInt32(f[1], &prompt)) {
+    return Fail(lines_->ErrorAt("ContextTokens: expected a positive integer, got " +
+                                QuoteForMessage(f[1])));
+  }
+  if (!ParsePositiveInt32(f[2], &output)) {
+    return Fail(lines_->ErrorAt("GeneratedTokens: expected a positive integer, got " +
+                                QuoteForMessage(f[2])));
+  }
+  if (first_ns_ < 0) {
+    first_ns_ = ns;
+  } else if (ns < prev_ns_) {
+    return Fail(lines_->ErrorAt("TIMESTAMP: " + QuoteForMessage(f[0]) +
+                                " is earlier than the previous row's (line " +
+                                std::to_string(prev_line_) + "); the trace must be sorted by time"));
+  }
+  prev_ns_ = ns;
+  prev_line_ = lines_->line_number();
+
+  out->id = next_id_++;
+  out->arrival = ns - first_ns_;
+  out->prompt_tokens = prompt;
+  out->output_tokens = output;
+  out->priority = 0;
+  out->session_id = -1;
+  out->model.clear();
+  out->prefix_blocks.clear();
+  out->prefix_block_tokens = 0;
+  return true;
+}
+
+}  // namespace fleetsim

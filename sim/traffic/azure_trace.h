@@ -1,0 +1,49 @@
+// AzureTraceReader: the Azure LLM inference traces (Azure/AzurePublicDataset),
+// CSV with header TIMESTAMP,ContextTokens,GeneratedTokens. Both the 2023
+// files ("2023-11-16 18:17:03.9799600", naive) and the 2024 week-long files
+// ("2024-05-10 00:00:00.009930+00:00") are read; see ParseTimestamp.
+//
+// Streamed: one row per Next. Arrival = row timestamp - first row timestamp,
+// exact to the nanosecond. ContextTokens -> prompt_tokens, GeneratedTokens ->
+// output_tokens; ids count data rows from 0.
+#pragma once
+
+#include <istream>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "sim/traffic/line_reader.h"
+#include "sim/traffic/source.h"
+
+namespace fleetsim {
+
+class AzureTraceReader final : public RequestSource {
+ public:
+  // Opens the file and checks the header. Errors: `cannot open trace "path":
+  // <strerror>`, or `path:1: ...` for a missing or wrong header.
+  static Status Open(const std::string& path, std::unique_ptr<RequestSource>* out);
+  // The same over any stream (tests, fuzzers); `name` stands for the path.
+  static Status FromStream(std::string name, std::unique_ptr<std::istream> in,
+                           std::unique_ptr<RequestSource>* out);
+
+  // A row error (column count, token counts, timestamp, time going
+  // backwards, blank line) ends the stream with status `path:line: what`.
+  bool Next(Request* out) override;
+  const Status& status() const override { return status_; }
+
+ private:
+  explicit AzureTraceReader(std::unique_ptr<LineReader> lines) : lines_(std::move(lines)) {}
+  static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
+  bool Fail(Status s);
+
+  std::unique_ptr<LineReader> lines_;
+  Status status_;
+  bool failed_ = false;
+  uint64_t next_id_ = 0;
+  int64_t first_ns_ = -1;  // epoch ns of the first row; -1 before it
+  int64_t prev_ns_ = 0;
+  int64_t prev_line_ = 0;
+};
+
+}  // namespace fleetsim

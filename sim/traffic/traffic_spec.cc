@@ -1,0 +1,79 @@
+// MakeRequestSource: validates a TrafficSpec and assembles the stream, a trace
+// reader wrapped in a TraceWindow, or a GeneratorSource.
+#include "sim/traffic/traffic_spec.h"
+
+#include <cmath>
+#include <utility>
+
+#include "sim/traffic/azure_trace.h"
+#include "sim/traffic/csv_trace.h"
+#include "sim/traffic/generator_source.h"
+#include "sim/traffic/mooncake_trace.h"
+#include "sim/traffic/text_fields.h"
+#include "sim/traffic/trace_window.h"
+
+namespace fleetsim {
+namespace {
+
+// Seconds to SimTime for limits; kTimeNever at or beyond the range (covers
+// +infinity, the "no limit" default).
+SimTime LimitToTime(double s) { return s < 9.2e9 ? SecondsToTime(s) : kTimeNever; }
+
+Status MakeTraceSource(const TrafficSpec& spec, std::unique_ptr<RequestSource>* out) {
+  if (spec.path.empty()) return Status::Invalid("traffic.path: expected a trace file name");
+  if (!std::isfinite(spec.start_s) || spec.start_s < 0) {
+    return Status::Invalid("traffic.start_s: expected a finite number >= 0, got " +
+                           FormatNumber(spec.start_s));
+  }
+  if (std::isnan(spec.end_s) || spec.end_s < spec.start_s) {
+    return Status::Invalid("traffic.end_s: expected a number >= start_s (" +
+                           FormatNumber(spec.start_s) + "), got " + FormatNumber(spec.end_s));
+  }
+  if (!(spec.rate_scale > 0) || !std::isfinite(spec.rate_scale)) {
+    return Status::Invalid("traffic.rate_scale: expected a positive number, got " +
+                           FormatNumber(spec.rate_scale));
+  }
+  if (spec.max_requests < 0) {
+    return Status::Invalid("traffic.max_requests: expected >= 0, got " +
+                           std::to_string(spec.max_requests));
+  }
+  if (std::isnan(spec.max_arrival_s) || spec.max_arrival_s < 0) {
+    return Status::Invalid("traffic.max_arrival_s: expected >= 0, got " +
+                           FormatNumber(spec.max_arrival_s));
+  }
+  std::unique_ptr<RequestSource> reader;
+  switch (spec.format) {
+    case TraceFormat::kAzure:
+      FLEETSIM_RETURN_IF_ERROR(AzureTraceReader::Open(spec.path, &reader));
+      break;
+    case TraceFormat::kMooncake:
+      FLEETSIM_RETURN_IF_ERROR(MooncakeTraceReader::Open(spec.path, &reader));
+      break;
+    case TraceFormat::kCsv:
+      FLEETSIM_RETURN_IF_ERROR(CsvTraceReader::Open(spec.path, &reader));
+      break;
+  }
+  TraceWindowOptions w;
+  w.start = LimitToTime(spec.start_s);
+  w.end = LimitToTime(spec.end_s);
+  if (w.start > w.end) w.start = w.end;  // start_s huge: an empty window
+  w.rate_scale = spec.rate_scale;
+  w.max_requests = spec.max_requests;
+  w.max_arrival = LimitToTime(spec.max_arrival_s);
+  *out = std::make_unique<TraceWindow>(std::move(reader), w);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status MakeRequestSource(const TrafficSpec& spec, Rng rng, std::unique_ptr<RequestSource>* out) {
+  switch (spec.kind) {
+    case TrafficSpec::Kind::kTrace:
+      return MakeTraceSource(spec, out);
+    case TrafficSpec::Kind::kGenerator:
+      return GeneratorSource::Make(spec, rng, out);
+  }
+  return Status::Invalid("traffic: unknown kind");
+}
+
+}  // namespace fleetsim
