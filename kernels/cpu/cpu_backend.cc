@@ -1,0 +1,87 @@
+#include "kernels/cpu/cpu_backend.h"
+
+#include <unistd.h>
+
+#include <Eigen/Core>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "kernels/cpu/gemm.h"
+
+namespace fleetsim::kernels {
+namespace {
+
+constexpr std::align_val_t kAlignment{256};
+
+// The "model name" line of /proc/cpuinfo (Linux); "unknown CPU" elsewhere.
+std::string CpuModelName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    size_t start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? std::string("unknown CPU") : line.substr(start);
+  }
+  return "unknown CPU";
+}
+
+int64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<int64_t>(pages) * page_size;
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend() {
+  info_.backend = "cpu";
+  info_.name = CpuModelName();
+  info_.memory_bytes = PhysicalMemoryBytes();
+  info_.compute_units = static_cast<int>(std::thread::hardware_concurrency());
+  // Eigen's GEMM here is single-threaded (no OpenMP), whatever compute_units
+  // says; the profile should know which SIMD paths it used.
+  info_.software = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+                   std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
+                   " (" + Eigen::SimdInstructionSetsInUse() + ", 1 thread)";
+}
+
+Status CpuBackend::Allocate(size_t bytes, void** ptr) {
+  *ptr = nullptr;
+  if (bytes == 0) return Status::Ok();
+  void* p = ::operator new(bytes, kAlignment, std::nothrow);
+  if (p == nullptr) {
+    return Status::Invalid("cpu backend: out of host memory allocating " + std::to_string(bytes) +
+                           " bytes");
+  }
+  *ptr = p;
+  return Status::Ok();
+}
+
+void CpuBackend::Free(void* ptr) {
+  if (ptr != nullptr) ::operator delete(ptr, kAlignment);
+}
+
+Status CpuBackend::CopyToDevice(void* dst, const void* host_src, size_t bytes) {
+  if (bytes != 0) std::memcpy(dst, host_src, bytes);
+  return Status::Ok();
+}
+
+Status CpuBackend::CopyToHost(void* host_dst, const void* src, size_t bytes) {
+  if (bytes != 0) std::memcpy(host_dst, src, bytes);
+  return Status::Ok();
+}
+
+Status CpuBackend::CopyOnDevice(void* dst, const void* src, size_t bytes) {
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+  return Status::Ok();
+}
+
+Status CpuBackend::Gemm(const GemmArgs& args) { return CpuGemm(args); }
+
+}  // namespace fleetsim::kernels

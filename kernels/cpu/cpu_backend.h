@@ -1,0 +1,36 @@
+// The "cpu" backend: host memory and Eigen. Always built; runs everywhere.
+//
+// Every call is synchronous: ops finish before they return, so Synchronize()
+// has nothing to wait for. "Device" memory is host memory aligned to 256
+// bytes, so callers can also read it directly, though portable code uses
+// CopyToHost.
+#pragma once
+
+#include <string_view>
+
+#include "kernels/backend.h"
+
+namespace fleetsim::kernels {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend();
+  ~CpuBackend() override = default;
+
+  std::string_view name() const override { return "cpu"; }
+  const DeviceInfo& device() const override { return info_; }
+
+  Status Allocate(size_t bytes, void** ptr) override;
+  void Free(void* ptr) override;
+  Status CopyToDevice(void* dst, const void* host_src, size_t bytes) override;
+  Status CopyToHost(void* host_dst, const void* src, size_t bytes) override;
+  Status CopyOnDevice(void* dst, const void* src, size_t bytes) override;
+  Status Synchronize() override { return Status::Ok(); }
+
+  Status Gemm(const GemmArgs& args) override;
+
+ private:
+  DeviceInfo info_;
+};
+
+}  // namespace fleetsim::kernels

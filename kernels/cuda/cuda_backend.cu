@@ -1,0 +1,155 @@
+// The "cuda" backend object: device selection, stream, cuBLAS handle, memory
+// and copies. Ops live one per file (gemm.cu, ...) as launchers taking a
+// cudaStream_t; this file only forwards to them with the backend's stream.
+#include "kernels/cuda/cuda_backend.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <string>
+
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/gemm.h"
+
+namespace fleetsim::kernels {
+namespace {
+
+// "13.0" from the 13000 the runtime and driver report.
+std::string VersionString(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+}  // namespace
+
+Status CudaDeviceCount(int* count) {
+  *count = 0;
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaGetDeviceCount(count));
+  return Status::Ok();
+}
+
+Status CudaBackend::Create(int device_ordinal, std::unique_ptr<Backend>* out) {
+  out->reset();
+  int count = 0;
+  FLEETSIM_RETURN_IF_ERROR(CudaDeviceCount(&count));
+  if (device_ordinal < 0 || device_ordinal >= count) {
+    return Status::Invalid("backend \"cuda\": device " + std::to_string(device_ordinal) +
+                           " requested but the runtime sees " + std::to_string(count) +
+                           " device(s) (valid: 0.." + std::to_string(count - 1) + ")");
+  }
+  std::unique_ptr<CudaBackend> backend(new CudaBackend(device_ordinal));
+  FLEETSIM_RETURN_IF_ERROR(backend->Init());
+  *out = std::move(backend);
+  return Status::Ok();
+}
+
+Status CudaBackend::Init() {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  // Non-blocking: our work must not serialise with the legacy default stream
+  // that other libraries in the process may use.
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  FLEETSIM_CUBLAS_RETURN_IF_ERROR(cublasCreate(&cublas_));
+  FLEETSIM_CUBLAS_RETURN_IF_ERROR(cublasSetStream(cublas_, stream_));
+
+  cudaDeviceProp prop{};
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, device_));
+  info_.backend = "cuda";
+  info_.name = prop.name;
+  info_.device_ordinal = device_;
+  info_.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+  info_.compute_units = prop.multiProcessorCount;
+  info_.compute_capability = prop.major * 10 + prop.minor;
+  info_.l2_cache_bytes = prop.l2CacheSize;
+  // CUDA 13 removed the clock fields from cudaDeviceProp; attributes remain.
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&info_.sm_clock_khz, cudaDevAttrClockRate, device_));
+  FLEETSIM_CUDA_RETURN_IF_ERROR(
+      cudaDeviceGetAttribute(&info_.memory_clock_khz, cudaDevAttrMemoryClockRate, device_));
+  FLEETSIM_CUDA_RETURN_IF_ERROR(
+      cudaDeviceGetAttribute(&info_.memory_bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, device_));
+  int runtime = 0, driver = 0, cublas = 0;
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&runtime));
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&driver));
+  FLEETSIM_CUBLAS_RETURN_IF_ERROR(cublasGetVersion(cublas_, &cublas));
+  // cuBLAS encodes major·10000 + minor·100 + patch.
+  info_.software = "CUDA runtime " + VersionString(runtime) + ", driver " + VersionString(driver) +
+                   ", cuBLAS " + std::to_string(cublas / 10000) + "." + std::to_string((cublas / 100) % 100) +
+                   "." + std::to_string(cublas % 100);
+  return Status::Ok();
+}
+
+CudaBackend::~CudaBackend() {
+  if (cudaSetDevice(device_) != cudaSuccess) return;  // nothing we own can be released
+  if (stream_ != nullptr) FLEETSIM_CUDA_WARN_IF_ERROR(cudaStreamSynchronize(stream_));
+  if (cublas_ != nullptr) {
+    const cublasStatus_t s = cublasDestroy(cublas_);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      std::fprintf(stderr, "fleetsim: %s\n",
+                   CublasErrorStatus(s, "cublasDestroy", __FILE__, __LINE__).message().c_str());
+    }
+  }
+  if (stream_ != nullptr) FLEETSIM_CUDA_WARN_IF_ERROR(cudaStreamDestroy(stream_));
+}
+
+Status CudaBackend::Activate() const {
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+  return Status::Ok();
+}
+
+Status CudaBackend::Allocate(size_t bytes, void** ptr) {
+  *ptr = nullptr;
+  if (bytes == 0) return Status::Ok();
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  // cudaMalloc aligns to at least 256 bytes, as Backend promises.
+  const cudaError_t e = cudaMalloc(ptr, bytes);
+  if (e != cudaSuccess) {
+    *ptr = nullptr;
+    // Clear the (non-sticky) error so the next call does not report it.
+    (void)cudaGetLastError();
+    return CudaErrorStatus(e, ("cudaMalloc(" + std::to_string(bytes) + " bytes)").c_str(), __FILE__,
+                           __LINE__);
+  }
+  return Status::Ok();
+}
+
+void CudaBackend::Free(void* ptr) {
+  if (ptr == nullptr) return;
+  if (cudaSetDevice(device_) != cudaSuccess) return;
+  // cudaFree waits for work on the device, so pending ops using ptr finish.
+  FLEETSIM_CUDA_WARN_IF_ERROR(cudaFree(ptr));
+}
+
+Status CudaBackend::CopyToDevice(void* dst, const void* host_src, size_t bytes) {
+  if (bytes == 0) return Status::Ok();
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  // From pageable memory the copy is staged, but the host buffer is only
+  // guaranteed reusable after the stream reaches it: wait, as promised.
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_));
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  return Status::Ok();
+}
+
+Status CudaBackend::CopyToHost(void* host_dst, const void* src, size_t bytes) {
+  if (bytes == 0) return Status::Ok();
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  return Status::Ok();
+}
+
+Status CudaBackend::CopyOnDevice(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return Status::Ok();
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+  return Status::Ok();
+}
+
+Status CudaBackend::Synchronize() {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  return Status::Ok();
+}
+
+Status CudaBackend::Gemm(const GemmArgs& args) {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  return LaunchGemm(cublas_, stream_, args);
+}
+
+}  // namespace fleetsim::kernels

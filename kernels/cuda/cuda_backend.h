@@ -1,0 +1,66 @@
+// The "cuda" backend: one GPU, one stream, one cuBLAS handle, all owned by
+// the object (no global handle), so several backends — one per device, or
+// several on one device — live side by side in a process.
+//
+// Ops and device-to-device copies are enqueued on the backend's stream and
+// return before they run. CopyToDevice returns once the host buffer may be
+// reused; CopyToHost waits for the stream. Every call first makes the
+// backend's device current on the calling thread, so one thread may drive
+// backends on different GPUs in turn.
+//
+// This header is plain C++ (no CUDA headers) so that backend.cc, compiled by
+// the host compiler, can construct the backend; the CUDA types appear only as
+// the opaque pointers they are.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "kernels/backend.h"
+
+struct CUstream_st;    // cudaStream_t is CUstream_st*
+struct cublasContext;  // cublasHandle_t is cublasContext*
+
+namespace fleetsim::kernels {
+
+// Number of CUDA devices the runtime sees; a Status naming the runtime's
+// error when it cannot tell (no driver, no device).
+Status CudaDeviceCount(int* count);
+
+class CudaBackend final : public Backend {
+ public:
+  // Creates a backend on device `device_ordinal`: a non-blocking stream and a
+  // cuBLAS handle bound to it, and the device's description. Fails with a
+  // Status when the ordinal is out of range or the runtime fails.
+  static Status Create(int device_ordinal, std::unique_ptr<Backend>* out);
+  ~CudaBackend() override;
+
+  std::string_view name() const override { return "cuda"; }
+  const DeviceInfo& device() const override { return info_; }
+
+  Status Allocate(size_t bytes, void** ptr) override;
+  void Free(void* ptr) override;
+  Status CopyToDevice(void* dst, const void* host_src, size_t bytes) override;
+  Status CopyToHost(void* host_dst, const void* src, size_t bytes) override;
+  Status CopyOnDevice(void* dst, const void* src, size_t bytes) override;
+  Status Synchronize() override;
+
+  Status Gemm(const GemmArgs& args) override;
+
+  // For ops written against the raw stream (future kernels, the calibrator's
+  // CUDA-event timing). Owned by this backend.
+  CUstream_st* stream() const { return stream_; }
+
+ private:
+  explicit CudaBackend(int device_ordinal) : device_(device_ordinal) {}
+  Status Init();
+  // Makes device_ current on the calling thread.
+  Status Activate() const;
+
+  int device_;
+  CUstream_st* stream_ = nullptr;
+  cublasContext* cublas_ = nullptr;
+  DeviceInfo info_;
+};
+
+}  // namespace fleetsim::kernels
