@@ -58,6 +58,11 @@ bool MooncakeTraceReader::ParseLine(std::string_view line, Request* out, int64_t
     j = Json::parse(line.begin(), line.end());
   } catch (const Json::parse_error& e) {
     return Fail(lines_->ErrorAt("invalid JSON at column " + std::to_string(e.byte)));
+  } catch (const Json::out_of_range&) {
+    // A literal such as 1E400 that does not fit a double.
+    return Fail(lines_->ErrorAt("invalid JSON: a number is out of range"));
+  } catch (const Json::exception&) {
+    return Fail(lines_->ErrorAt("invalid JSON"));
   }
   if (!j.is_object()) return Fail(lines_->ErrorAt("expected a JSON object, got " + Shown(j)));
 
