@@ -92,7 +92,10 @@ Status MetricsCollector::Open(const MetricsOptions& options, std::unique_ptr<Met
   return Status::Ok();
 }
 
-void MetricsCollector::OnArrival(const Request&, int) { ++arrived_; }
+void MetricsCollector::OnArrival(const Request& r, int) {
+  ++arrived_;
+  last_arrival_ = std::max(last_arrival_, r.arrival);
+}
 
 void MetricsCollector::OnFinished(const RequestRecord& rec) {
   ++finished_;
@@ -307,12 +310,15 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
   s.reasons = reasons_;
   std::sort(s.reasons.begin(), s.reasons.end());
 
-  // Overload: compare the summed waiting queue in the 4th quarter of the
-  // measured seconds with the 2nd quarter. A stable system's queue
-  // fluctuates around a level; an overloaded one keeps growing.
+  // Overload: while requests keep arriving (from warm-up to the last
+  // arrival; the drain afterwards says nothing), compare the summed waiting
+  // queue in the 4th quarter of those seconds with the 2nd quarter. A stable
+  // system's queue fluctuates around a level; an overloaded one keeps
+  // growing.
   const size_t first = static_cast<size_t>(options_.warmup / kSecond);
-  if (waiting_by_second_.size() > first + 8) {
-    const size_t n = waiting_by_second_.size() - first;
+  const size_t last = std::min(waiting_by_second_.size(), static_cast<size_t>(last_arrival_ / kSecond) + 1);
+  if (last > first + 8) {
+    const size_t n = last - first;
     auto mean_of = [&](size_t a, size_t b) {
       double sum = 0;
       for (size_t i = a; i < b; ++i) sum += static_cast<double>(waiting_by_second_[first + i]);

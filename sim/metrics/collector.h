@@ -108,6 +108,7 @@ class MetricsCollector final : public RunObserver {
   LogHistogram itl_;
   std::vector<std::pair<std::string, int64_t>> reasons_;
   std::vector<int64_t> waiting_by_second_;  // summed over replicas
+  SimTime last_arrival_ = 0;
   bool trace_first_ = true;
 };
 

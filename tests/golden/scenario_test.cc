@@ -1,0 +1,248 @@
+// End-to-end runs of scenarios through ScenarioRun: golden summaries of the
+// bundled scenarios, conservation, determinism, and a case whose every
+// timestamp is computed by hand from the PerfModel.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model/catalog.h"
+#include "model/roofline.h"
+#include "sim/runner/run.h"
+#include "sim/scenario/parse.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct World {
+  World() {
+    Status s = Catalog::LoadBuiltin(&catalog);
+    if (!s.ok()) ADD_FAILURE() << s.message();
+    RegisterBuiltins(&policies);
+  }
+  Catalog catalog;
+  Policies policies;
+};
+
+const World& TheWorld() {
+  static const World* w = new World();
+  return *w;
+}
+
+fs::path TempDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("fleetsim_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+struct Outcome {
+  Summary summary;
+  std::string summary_json;
+  std::string requests_csv;
+};
+
+Outcome RunSpec(const ScenarioSpec& spec, uint64_t seed, const std::string& tag) {
+  Outcome o;
+  std::unique_ptr<ScenarioRun> run;
+  Status s = ScenarioRun::Build(spec, TheWorld().catalog, TheWorld().policies, &run);
+  EXPECT_TRUE(s.ok()) << s.message();
+  if (!s.ok()) return o;
+  fs::path dir = TempDir(tag);
+  MetricsOptions mo;
+  mo.requests_csv = (dir / "requests.csv").string();
+  RunReport report;
+  s = run->Run(mo, seed, nullptr, &report);
+  EXPECT_TRUE(s.ok()) << s.message();
+  o.summary = report.summary;
+  o.summary_json = SummaryToJson(report.summary);
+  o.requests_csv = ReadFile(dir / "requests.csv");
+  fs::remove_all(dir);
+  return o;
+}
+
+ScenarioSpec LoadBundled(const std::string& name) {
+  ScenarioSpec spec;
+  Status s = LoadScenarioFile(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", &spec);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return spec;
+}
+
+void ExpectConservation(const Summary& s) {
+  EXPECT_EQ(s.arrived, s.completed + s.rejected + s.failed + s.unfinished);
+}
+
+// Rows of requests.csv as id -> fields.
+std::vector<std::vector<std::string>> CsvRows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::string cell;
+    std::istringstream ls(line);
+    while (std::getline(ls, cell, ',')) f.push_back(cell);
+    if (!line.empty() && line.back() == ',') f.push_back("");
+    rows.push_back(f);
+  }
+  return rows;
+}
+
+// "12.000000345" -> 12000000345 ns, exactly.
+SimTime ParseSeconds(const std::string& s) {
+  size_t dot = s.find('.');
+  EXPECT_NE(dot, std::string::npos) << s;
+  EXPECT_EQ(s.size() - dot - 1, 9u) << s;
+  return std::stoll(s.substr(0, dot)) * kSecond + std::stoll(s.substr(dot + 1));
+}
+
+class GoldenScenario : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenScenario, SummaryMatchesGoldenAndConserves) {
+  const std::string name = GetParam();
+  ScenarioSpec spec = LoadBundled(name);
+  Outcome o = RunSpec(spec, spec.seed, name);
+  ExpectConservation(o.summary);
+  const fs::path golden = fs::path(FLEETSIM_SOURCE_DIR) / "tests/golden" / (name + ".summary.json");
+  if (std::getenv("FLEETSIM_UPDATE_GOLDEN")) {
+    std::ofstream(golden, std::ios::binary) << o.summary_json;
+    GTEST_SKIP() << "rewrote " << golden;
+  }
+  ASSERT_TRUE(fs::exists(golden)) << golden << " missing; run with FLEETSIM_UPDATE_GOLDEN=1";
+  EXPECT_EQ(o.summary_json, ReadFile(golden))
+      << "summary of " << name << " changed; if intended, rerun with FLEETSIM_UPDATE_GOLDEN=1 and review the diff";
+}
+
+#ifdef FLEETSIM_SLOW_TESTS
+INSTANTIATE_TEST_SUITE_P(Bundled, GoldenScenario,
+                         ::testing::Values("quickstart", "azure-conv-llama70b-h100", "bench-1m"));
+#else
+INSTANTIATE_TEST_SUITE_P(Bundled, GoldenScenario,
+                         ::testing::Values("quickstart", "azure-conv-llama70b-h100"));
+#endif
+
+TEST(Scenario, SameSeedGivesByteIdenticalOutputs) {
+  ScenarioSpec spec = LoadBundled("quickstart");
+  Outcome a = RunSpec(spec, 11, "det_a");
+  Outcome b = RunSpec(spec, 11, "det_b");
+  EXPECT_EQ(a.summary_json, b.summary_json);
+  EXPECT_EQ(a.requests_csv, b.requests_csv);
+  Outcome c = RunSpec(spec, 12, "det_c");
+  EXPECT_NE(a.requests_csv, c.requests_csv);
+}
+
+TEST(Scenario, DurationCutLeavesUnfinishedAndConserves) {
+  ScenarioSpec spec = LoadBundled("quickstart");
+  spec.duration_s = 20.0;
+  spec.traffic.max_requests = 100000;
+  Outcome o = RunSpec(spec, 3, "duration");
+  ExpectConservation(o.summary);
+  EXPECT_GT(o.summary.unfinished, 0);
+  EXPECT_DOUBLE_EQ(o.summary.simulated_s, 20.0);
+}
+
+TEST(Scenario, OverloadIsFlagged) {
+  ScenarioSpec spec = LoadBundled("quickstart");
+  spec.traffic.rate_per_s = 60;  // several times what two replicas serve
+  spec.traffic.max_requests = 6000;
+  Outcome o = RunSpec(spec, 3, "overload");
+  ExpectConservation(o.summary);
+  EXPECT_TRUE(o.summary.overloaded);
+  ScenarioSpec calm = LoadBundled("quickstart");
+  EXPECT_FALSE(RunSpec(calm, 3, "calm").summary.overloaded);
+}
+
+TEST(Scenario, WarmupExcludesEarlyArrivalsFromMetrics) {
+  ScenarioSpec spec = LoadBundled("quickstart");
+  spec.warmup_s = 30;
+  Outcome o = RunSpec(spec, 3, "warmup");
+  ExpectConservation(o.summary);
+  int64_t late = 0, late_completed = 0;
+  for (const auto& r : CsvRows(o.requests_csv)) {
+    if (ParseSeconds(r[1]) < 30 * kSecond) continue;
+    ++late;
+    late_completed += r[10] == "completed";
+  }
+  EXPECT_LT(o.summary.measured, o.summary.arrived);
+  EXPECT_EQ(o.summary.measured, late);
+  EXPECT_EQ(o.summary.ttft.count, late_completed);
+  EXPECT_GT(late, 0);
+}
+
+// One replica, constant arrivals one second apart (far below capacity),
+// fixed lengths: every request meets an idle replica, so its first token
+// comes after exactly one prefill iteration and each later token after one
+// decode iteration, to the nanosecond.
+TEST(Scenario, HandComputedTimelineMatchesPerfModelToTheNanosecond) {
+  ScenarioSpec spec;
+  spec.file = "hand.json";
+  spec.seed = 1;
+  spec.model = "Llama-3.1-8B";
+  PoolSpec pool;
+  pool.path = "fleet.pools[0]";
+  pool.name = "one";
+  pool.model = spec.model;
+  pool.gpu = "H100-SXM";
+  spec.pools.push_back(pool);
+  spec.traffic.kind = TrafficSpec::Kind::kGenerator;
+  spec.traffic.arrival = ArrivalProcess::kConstant;
+  spec.traffic.rate_per_s = 1.0;
+  spec.traffic.prompt.kind = LengthSpec::Kind::kFixed;
+  spec.traffic.prompt.value = 1000;
+  spec.traffic.output.kind = LengthSpec::Kind::kFixed;
+  spec.traffic.output.value = 17;
+  spec.traffic.max_requests = 5;
+  Outcome o = RunSpec(spec, 1, "hand");
+  ASSERT_EQ(o.summary.completed, 5);
+
+  const World& w = TheWorld();
+  RooflinePerfModel perf(*w.catalog.FindModel("Llama-3.1-8B"), *w.catalog.FindGpu("H100-SXM"), ShardPlan{},
+                         *w.catalog.FindEngine("vllm"), RooflineOptions{});
+  BatchShape prefill;
+  prefill.prefill_seqs = 1;
+  prefill.prefill_tokens = 1000;
+  prefill.prefill_attn_pairs = 1000 * 1001 / 2;
+  prefill.prefill_kv_tokens = 1000;
+  prefill.sampled_seqs = 1;
+  const SimTime ttft = perf.IterationNs(prefill);
+  SimTime decode_total = 0;
+  for (int k = 0; k < 16; ++k) {
+    BatchShape d;
+    d.decode_seqs = 1;
+    d.decode_tokens = 1;
+    d.decode_kv_tokens = 1000 + k + 1;
+    d.sampled_seqs = 1;
+    decode_total += perf.IterationNs(d);
+  }
+  auto rows = CsvRows(o.requests_csv);
+  ASSERT_EQ(rows.size(), 5u);
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r[0]);
+    const SimTime arrival = ParseSeconds(r[1]);
+    EXPECT_EQ(arrival, std::stoll(r[0]) * kSecond);
+    EXPECT_EQ(ParseSeconds(r[3]) - arrival, ttft);                   // TTFT
+    EXPECT_EQ(ParseSeconds(r[4]) - ParseSeconds(r[3]), decode_total);  // TPOT x 16
+    EXPECT_EQ(r[10], "completed");
+  }
+  EXPECT_NEAR(o.summary.tpot.p50, TimeToMillis(decode_total) / 16.0, 1e-6);
+  EXPECT_NEAR(o.summary.ttft.p50, TimeToMillis(ttft), 1e-6);
+}
+
+}  // namespace
+}  // namespace fleetsim
