@@ -311,10 +311,13 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
   std::sort(s.reasons.begin(), s.reasons.end());
 
   // Overload: while requests keep arriving (from warm-up to the last
-  // arrival; the drain afterwards says nothing), compare the summed waiting
-  // queue in the 4th quarter of those seconds with the 2nd quarter. A stable
-  // system's queue fluctuates around a level; an overloaded one keeps
-  // growing.
+  // arrival; the drain afterwards says nothing), fit a line to the summed
+  // waiting queue per second. A stable system's queue fluctuates around a
+  // level, so the fitted rise over the window is near zero; an overloaded
+  // one keeps growing, so the rise exceeds the queue's own mean level (a
+  // queue growing linearly from empty rises by twice its mean). The +10
+  // keeps a handful of queued requests from counting as overload, and the
+  // last quarter must sit above the second.
   const size_t first = static_cast<size_t>(options_.warmup / kSecond);
   const size_t last = std::min(waiting_by_second_.size(), static_cast<size_t>(last_arrival_ / kSecond) + 1);
   if (last > first + 8) {
@@ -324,9 +327,6 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
       for (size_t i = a; i < b; ++i) sum += static_cast<double>(waiting_by_second_[first + i]);
       return sum / static_cast<double>(b - a);
     };
-    const double q2 = mean_of(n / 4, n / 2);
-    const double q4 = mean_of(3 * n / 4, n);
-    // Least-squares slope of waiting vs time, requests per second.
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (size_t i = 0; i < n; ++i) {
       const double x = static_cast<double>(i), y = static_cast<double>(waiting_by_second_[first + i]);
@@ -337,8 +337,10 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
     }
     const double dn = static_cast<double>(n);
     const double denom = dn * sxx - sx * sx;
-    s.queue_growth_per_s = denom > 0 ? Round6((dn * sxy - sx * sy) / denom) : 0;
-    s.overloaded = q4 > 2.0 * q2 + 10.0 && s.queue_growth_per_s > 0;
+    const double slope = denom > 0 ? (dn * sxy - sx * sy) / denom : 0;
+    s.queue_growth_per_s = Round6(slope);
+    const double rise = slope * dn;
+    s.overloaded = rise > sy / dn + 10.0 && mean_of(3 * n / 4, n) > mean_of(n / 4, n / 2);
   }
   if (facts.hit_duration && unfinished_ > 0 && !s.overloaded) {
     s.warnings.push_back("the run stopped at duration_s with " + std::to_string(unfinished_) +

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "model/catalog.h"
 #include "model/roofline.h"
 #include "sim/runner/run.h"
@@ -183,6 +185,34 @@ TEST(Scenario, WarmupExcludesEarlyArrivalsFromMetrics) {
   EXPECT_EQ(o.summary.measured, late);
   EXPECT_EQ(o.summary.ttft.count, late_completed);
   EXPECT_GT(late, 0);
+}
+
+TEST(Scenario, TraceIsValidChromeTraceJson) {
+  ScenarioSpec spec = LoadBundled("quickstart");
+  spec.traffic.max_requests = 200;
+  std::unique_ptr<ScenarioRun> run;
+  ASSERT_TRUE(ScenarioRun::Build(spec, TheWorld().catalog, TheWorld().policies, &run).ok());
+  fs::path dir = TempDir("trace");
+  MetricsOptions mo;
+  mo.trace_json = (dir / "trace.json").string();
+  RunReport report;
+  ASSERT_TRUE(run->Run(mo, 1, nullptr, &report).ok());
+  nlohmann::json j = nlohmann::json::parse(ReadFile(dir / "trace.json"));
+  fs::remove_all(dir);
+  int64_t begins = 0, ends = 0, iterations = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    begins += ph == "b";
+    ends += ph == "e";
+    if (ph == "X") {
+      ++iterations;
+      EXPECT_GE(e.at("dur").get<double>(), 0.0);
+      EXPECT_TRUE(e.at("args").contains("prefill_tokens"));
+    }
+  }
+  EXPECT_EQ(begins, 200);
+  EXPECT_EQ(ends, 200);
+  EXPECT_GT(iterations, 200);
 }
 
 // One replica, constant arrivals one second apart (far below capacity),
