@@ -73,7 +73,13 @@ int CmdRun(const std::string& path, std::string out_dir, std::optional<uint64_t>
   RunReport report;
   s = run->Run(mo, seed.value_or(run->spec().seed), progress, &report);
   if (printed_progress) std::fprintf(stderr, "\n");
-  if (!s.ok()) return Fail(s);
+  if (!s.ok()) {
+    // A run stopped by bad input leaves no partial outputs to be mistaken
+    // for results.
+    for (const std::string& f : {mo.requests_csv, mo.timeseries_csv, mo.trace_json})
+      if (!f.empty()) std::filesystem::remove(f, ec);
+    return Fail(s);
+  }
 
   s = WriteFile(out_dir + "/summary.json", SummaryToJson(report.summary));
   if (!s.ok()) return Fail(s);

@@ -346,6 +346,7 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
     s.warnings.push_back("the run stopped at duration_s with " + std::to_string(unfinished_) +
                          " requests unfinished");
   }
+  if (arrived_ == 0) s.warnings.push_back("no request arrived");
   if (s.overloaded) s.warnings.push_back("overloaded: the waiting queue grows without bound");
   return s;
 }

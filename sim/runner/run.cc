@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <map>
 
@@ -112,6 +114,20 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
     FLEETSIM_RETURN_IF_ERROR(ResolvePool(p, catalog, policies, &plan).WithPrefix(s.file + ": "));
     run->pools_.push_back(plan);
   }
+  // Input files are checked here so that `validate` catches a missing one.
+  auto readable = [&](const std::string& path, const char* json_path, const char* what) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+      return Status::Invalid(s.file + ": " + json_path + ": cannot open " + what + " \"" + path +
+                             "\": " + std::strerror(errno));
+    std::fclose(f);
+    return Status::Ok();
+  };
+  if (s.traffic.kind == TrafficSpec::Kind::kTrace) {
+    FLEETSIM_RETURN_IF_ERROR(readable(s.traffic.path, "traffic.trace.path", "trace"));
+  } else if (!s.traffic.lengths_csv.empty()) {
+    FLEETSIM_RETURN_IF_ERROR(readable(s.traffic.lengths_csv, "traffic.generator.lengths_csv", "length CSV"));
+  }
   if (s.traffic.kind == TrafficSpec::Kind::kGenerator && !s.traffic.model.empty()) {
     bool served = false;
     for (const PoolPlan& p : run->pools_) served = served || p.model->name == s.traffic.model;
@@ -130,9 +146,12 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
   };
   Simulation sim(seed);
 
+  // Nothing arrives after duration_s, so a generator may stop there.
+  TrafficSpec traffic = spec_.traffic;
+  if (spec_.duration_s && !std::isfinite(traffic.max_arrival_s)) traffic.max_arrival_s = *spec_.duration_s;
   std::unique_ptr<RequestSource> source;
-  FLEETSIM_RETURN_IF_ERROR(MakeRequestSource(spec_.traffic, sim.Stream("traffic"), &source)
-                               .WithPrefix(spec_.file + ": traffic: "));
+  FLEETSIM_RETURN_IF_ERROR(
+      MakeRequestSource(traffic, sim.Stream("traffic"), &source).WithPrefix(spec_.file + ": "));
 
   MetricsOptions mo = outputs;
   mo.warmup = SecondsToTime(spec_.warmup_s);
@@ -250,7 +269,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
   }
   if (stopped_by_error) {
     (void)metrics->Close();
-    return source_status.WithPrefix(spec_.file + ": traffic: ");
+    return source_status.WithPrefix(spec_.file + ": ");
   }
   const bool hit_duration = sim.pending() > 0;
   // The run ends at the last event, or at duration_s with work left.

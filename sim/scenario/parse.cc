@@ -79,7 +79,7 @@ class Obj {
   }
 
   bool ok() const { return err_->ok(); }
-  bool Has(const char* key) const { return ok() && j_.contains(key) && !j_.at(key).is_null(); }
+  bool Has(const char* key) const { return ok() && j_.contains(key); }
   const json& At(const char* key) const { return j_.at(key); }
   std::string Join(std::string_view key) const {
     return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
@@ -113,7 +113,12 @@ class Obj {
     const json& v = At(key);
     bool good = v.is_number_integer();
     int64_t x = 0;
-    if (good && v.is_number_unsigned()) {
+    if (v.is_number_float()) {
+      // 2.0 is an integer in JSON Schema's sense.
+      const double d = v.get<double>();
+      good = std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e18;
+      if (good) x = static_cast<int64_t>(d);
+    } else if (good && v.is_number_unsigned()) {
       good = v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
       if (good) x = static_cast<int64_t>(v.get<uint64_t>());
     } else if (good) {
@@ -195,34 +200,51 @@ void ParseLength(Obj& gen, const char* key, LengthSpec* out, Status* err) {
   if (!gen.Has(key)) return;
   const json& v = gen.At(key);
   const std::string path = gen.Join(key);
-  if (v.is_number_integer()) {  // shorthand for {"dist": "fixed", "value": n}
-    int64_t n = v.get<int64_t>();
-    if (n < 1 || n > std::numeric_limits<int32_t>::max()) {
-      *err = Status::Invalid(path + ": expected a positive integer, got " + Describe(v));
+  const int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (v.is_number()) {  // shorthand for {"dist": "fixed", "value": n}
+    const double d = v.get<double>();
+    if (!(std::isfinite(d) && std::floor(d) == d && d >= 1 && d <= static_cast<double>(kMax))) {
+      *err = Status::Invalid(path + ": expected a positive integer or a length object, got " + Describe(v));
       return;
     }
     out->kind = LengthSpec::Kind::kFixed;
-    out->value = static_cast<int32_t>(n);
+    out->value = static_cast<int32_t>(d);
+    return;
+  }
+  if (!v.is_object()) {
+    *err = Status::Invalid(path + ": expected a positive integer or a length object, got " + Describe(v));
     return;
   }
   Obj o(v, path, std::string("traffic.generator.") + key, err);
   const int dist = o.Choice("dist", {"fixed", "lognormal", "uniform"}, true);
-  const int64_t kMax = std::numeric_limits<int32_t>::max();
-  if (dist == 0) {
-    out->kind = LengthSpec::Kind::kFixed;
-    o.Int("value", &out->value, 1, kMax, true);
-  } else if (dist == 1) {
-    out->kind = LengthSpec::Kind::kLogNormal;
-    o.Number("median", &out->median, Obj::Range::kPositive, true);
-    o.Number("sigma", &out->sigma, Obj::Range::kNonNegative, true);
-    o.Int("min", &out->min, 1, kMax);
-    o.Int("max", &out->max, 1, kMax);
-  } else if (dist == 2) {
-    out->kind = LengthSpec::Kind::kUniform;
-    o.Int("min", &out->min, 1, kMax, true);
-    o.Int("max", &out->max, 1, kMax, true);
+  // Every key present is type-checked, whatever the dist; a key the dist
+  // does not use is an error rather than silently ignored.
+  o.Int("value", &out->value, 1, kMax);
+  o.Number("median", &out->median, Obj::Range::kPositive);
+  o.Number("sigma", &out->sigma, Obj::Range::kNonNegative);
+  o.Int("min", &out->min, 1, kMax);
+  o.Int("max", &out->max, 1, kMax);
+  if (!o.ok() || dist < 0) return;
+  static const char* const kUses[3][5] = {{"value"}, {"median", "sigma", "min", "max"}, {"min", "max"}};
+  static const char* const kDists[3] = {"fixed", "lognormal", "uniform"};
+  for (const char* k : {"value", "median", "sigma", "min", "max"}) {
+    bool used = false;
+    for (const char* u : kUses[dist]) used = used || (u && std::string_view(u) == k);
+    if (o.Has(k) && !used) {
+      o.Fail(path + "." + k, std::string("not used by dist \"") + kDists[dist] + "\"");
+      return;
+    }
   }
-  if (o.ok() && out->min > out->max) o.Fail(path + ".min", "greater than max");
+  const char* const required[3][2] = {{"value", nullptr}, {"median", "sigma"}, {"min", "max"}};
+  for (const char* k : required[dist])
+    if (k && !o.Has(k)) {
+      o.Fail(path + "." + k, "required");
+      return;
+    }
+  out->kind = dist == 0 ? LengthSpec::Kind::kFixed
+              : dist == 1 ? LengthSpec::Kind::kLogNormal
+                          : LengthSpec::Kind::kUniform;
+  if (out->min > out->max) o.Fail(path + ".min", "greater than max");
 }
 
 void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Status* err) {
@@ -256,6 +278,8 @@ void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Sta
     const int arr = g.Choice("arrival", {"poisson", "gamma", "constant"}, true);
     ts.arrival = arr == 1 ? ArrivalProcess::kGamma : arr == 2 ? ArrivalProcess::kConstant : ArrivalProcess::kPoisson;
     g.Number("rate_per_s", &ts.rate_per_s, Obj::Range::kPositive, true);
+    if (g.ok() && ts.rate_per_s < 1e-6)
+      g.Fail("traffic.generator.rate_per_s", "must be at least 1e-06 (one request in 11.6 days)");
     g.Number("cv", &ts.cv, Obj::Range::kPositive);
     g.String("lengths_csv", &ts.lengths_csv);
     if (!ts.lengths_csv.empty()) ts.lengths_csv = ResolvePath(base_dir, ts.lengths_csv);
@@ -363,6 +387,9 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
 }
 
 Status LoadScenarioFile(const std::string& path, ScenarioSpec* out) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Status::Invalid("cannot read scenario \"" + path + "\": is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Invalid("cannot open scenario \"" + path + "\": " + std::strerror(errno));
   std::ostringstream ss;

@@ -1,0 +1,453 @@
+// The fleetsim executable on bad input, end to end: each case writes a broken
+// scenario (and any broken trace or length file it names) into a scratch
+// folder, runs `fleetsim validate` and/or `fleetsim run`, and checks the
+// contract of tools/main.cc: exit status 2 and exactly one line,
+// `fleetsim: <file>: <json path or file:line>: <what>`.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <ostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/catalog.h"
+#include "sim/runner/run.h"
+#include "tests/cli/cli_test_util.h"
+
+namespace fleetsim {
+namespace {
+
+using clitest::CommandResult;
+using clitest::CountLines;
+using clitest::RunFleetsim;
+using clitest::ScratchDir;
+using clitest::ShellQuote;
+using nlohmann::json;
+
+// A small valid scenario that every case breaks in one place.
+json GeneratorScenario() {
+  return json::parse(R"({
+    "name": "cli-test",
+    "seed": 3,
+    "model": "Llama-3.1-8B",
+    "fleet": {
+      "router": "round_robin",
+      "pools": [ { "name": "p", "gpu": "H100-SXM", "replicas": 1, "tp": 1 } ]
+    },
+    "traffic": {
+      "generator": { "arrival": "poisson", "rate_per_s": 5, "prompt_tokens": 100, "output_tokens": 20 },
+      "max_requests": 20
+    }
+  })");
+}
+
+// The same fleet fed from a trace file next to the scenario (relative path,
+// so resolution against the scenario's folder is exercised too).
+json TraceScenario(const std::string& format, const std::string& file) {
+  json j = GeneratorScenario();
+  j["traffic"] = {{"trace", {{"format", format}, {"path", file}}}, {"max_requests", 20}};
+  return j;
+}
+
+json With(json j, const std::function<void(json&)>& edit) {
+  edit(j);
+  return j;
+}
+
+enum class Verb {
+  kValidateAndRun,  // a scenario error: both verbs must report it, identically
+  kRun,             // found while running (trace and length files are streamed)
+};
+
+struct BadCase {
+  std::string name;
+  std::string scenario;  // the scenario file's text
+  // Other files to write beside it: name -> contents.
+  std::vector<std::pair<std::string, std::string>> files;
+  Verb verb = Verb::kValidateAndRun;
+  // Substrings the message must contain besides the scenario's path. "{dir}"
+  // stands for the scratch folder, for messages naming a trace file.
+  std::vector<std::string> expect;
+};
+
+// gtest prints a failing parameter with this instead of its bytes.
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
+BadCase Case(std::string name, const json& scenario, std::vector<std::string> expect) {
+  BadCase c;
+  c.name = std::move(name);
+  c.scenario = scenario.dump(2);
+  c.expect = std::move(expect);
+  return c;
+}
+
+BadCase RunCase(std::string name, const json& scenario, std::vector<std::pair<std::string, std::string>> files,
+                std::vector<std::string> expect) {
+  BadCase c = Case(std::move(name), scenario, std::move(expect));
+  c.files = std::move(files);
+  c.verb = Verb::kRun;
+  return c;
+}
+
+const char kAzureHeader[] = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+const char kLengthHeader[] = "num_prefill_tokens,num_decode_tokens,num_total_tokens,pd_ratio\n";
+
+std::vector<BadCase> BadCases() {
+  const json g = GeneratorScenario();
+  std::vector<BadCase> v;
+
+  // ---- JSON syntax and shape ----
+  {
+    BadCase c;
+    c.name = "MalformedJson";
+    c.scenario = "{\n  \"model\": \"Llama-3.1-8B\",\n  \"fleet\": {\n    \"pools\": [,]\n  }\n}\n";
+    c.expect = {"invalid JSON", "line 4", "column"};
+    v.push_back(c);
+  }
+  {
+    BadCase c;
+    c.name = "EmptyFile";
+    c.scenario = "";
+    c.expect = {"invalid JSON", "line", "column"};
+    v.push_back(c);
+  }
+  v.push_back(Case("TopLevelNotAnObject", json::array({1, 2}), {"expected an object"}));
+  v.push_back(Case("UnknownTopLevelKey", With(g, [](json& j) { j["colour"] = "red"; }),
+                   {"colour: unknown key", "valid:", "traffic"}));
+  v.push_back(Case("MisspeltNestedKey",
+                   With(g,
+                        [](json& j) {
+                          auto& p = j["fleet"]["pools"][0];
+                          p["gpus"] = p["gpu"];
+                          p.erase("gpu");
+                        }),
+                   {"fleet.pools[0].gpus: unknown key", "valid:", "gpu"}));
+  v.push_back(Case("ReplicasAsString", With(g, [](json& j) { j["fleet"]["pools"][0]["replicas"] = "2"; }),
+                   {"fleet.pools[0].replicas: ", "expected a positive integer", "\"2\""}));
+  v.push_back(Case("EmptyPools", With(g, [](json& j) { j["fleet"]["pools"] = json::array(); }),
+                   {"fleet.pools: ", "non-empty array"}));
+  v.push_back(Case("MissingFleet", With(g, [](json& j) { j.erase("fleet"); }), {"fleet: required"}));
+  v.push_back(Case("MissingGpu", With(g, [](json& j) { j["fleet"]["pools"][0].erase("gpu"); }),
+                   {"fleet.pools[0].gpu: required"}));
+
+  // ---- names resolved against the catalogue and the registries ----
+  v.push_back(Case("UnknownModel", With(g, [](json& j) { j["model"] = "Llama-9B"; }),
+                   {"model: unknown model \"Llama-9B\"", "known:", "Llama-3.1-8B"}));
+  v.push_back(Case("UnknownPoolModel", With(g, [](json& j) { j["fleet"]["pools"][0]["model"] = "Llama-9B"; }),
+                   {"fleet.pools[0].model: unknown model \"Llama-9B\"", "known:", "Llama-3.1-8B"}));
+  v.push_back(Case("UnknownGpu", With(g, [](json& j) { j["fleet"]["pools"][0]["gpu"] = "H2000"; }),
+                   {"fleet.pools[0].gpu: unknown GPU \"H2000\"", "known:", "H100-SXM"}));
+  v.push_back(Case("UnknownRouter", With(g, [](json& j) { j["fleet"]["router"] = "teleport"; }),
+                   {"fleet.router: unknown router \"teleport\"", "known:", "round_robin"}));
+  v.push_back(Case("UnknownScheduler", With(g, [](json& j) { j["fleet"]["pools"][0]["scheduler"] = "fifo9"; }),
+                   {"fleet.pools[0].scheduler: unknown scheduler \"fifo9\"", "known:", "vllm"}));
+  v.push_back(Case("UnknownEngine", With(g, [](json& j) { j["fleet"]["pools"][0]["engine"] = "tgi9"; }),
+                   {"fleet.pools[0].engine: unknown engine \"tgi9\"", "known:", "vllm"}));
+  v.push_back(Case("UnknownPricingClass", With(g, [](json& j) { j["fleet"]["pools"][0]["pricing_class"] = "free"; }),
+                   {"fleet.pools[0].pricing_class: unknown pricing class \"free\"", "known:", "on_demand"}));
+  v.push_back(Case("UnknownTraceFormat", TraceScenario("parquet", "t.parquet"),
+                   {"traffic.trace.format: ", "\"parquet\"", "azure"}));
+  v.push_back(Case("UnknownArrivalProcess", With(g, [](json& j) { j["traffic"]["generator"]["arrival"] = "weibull"; }),
+                   {"traffic.generator.arrival: ", "\"weibull\"", "poisson"}));
+  // A length is an integer or an object; a fraction is neither, and the
+  // message should say an integer would do, not only "expected an object".
+  v.push_back(Case("FractionalPromptTokens", With(g, [](json& j) { j["traffic"]["generator"]["prompt_tokens"] = 1.5; }),
+                   {"traffic.generator.prompt_tokens: ", "integer", "1.5"}));
+  v.push_back(Case("GeneratorModelNotServed",
+                   With(g, [](json& j) { j["traffic"]["generator"]["model"] = "Llama-2-7B"; }),
+                   {"traffic.generator.model: ", "no pool serves", "Llama-2-7B"}));
+
+  // ---- values out of range ----
+  v.push_back(Case("ZeroRate", With(g, [](json& j) { j["traffic"]["generator"]["rate_per_s"] = 0; }),
+                   {"traffic.generator.rate_per_s: ", "positive", "got 0"}));
+  v.push_back(Case("NegativeRate", With(g, [](json& j) { j["traffic"]["generator"]["rate_per_s"] = -2.5; }),
+                   {"traffic.generator.rate_per_s: ", "positive", "-2.5"}));
+  v.push_back(Case("ZeroReplicas", With(g, [](json& j) { j["fleet"]["pools"][0]["replicas"] = 0; }),
+                   {"fleet.pools[0].replicas: ", "positive", "got 0"}));
+  v.push_back(
+      Case("NegativeWarmup", With(g, [](json& j) { j["warmup_s"] = -1; }), {"warmup_s: ", "non-negative", "-1"}));
+  v.push_back(Case("WarmupNotBeforeDuration",
+                   With(g,
+                        [](json& j) {
+                          j["duration_s"] = 10;
+                          j["warmup_s"] = 10;
+                        }),
+                   {"warmup_s: ", "less than duration_s"}));
+  v.push_back(Case("MemoryUtilizationAboveOne",
+                   With(g, [](json& j) { j["fleet"]["pools"][0]["gpu_memory_utilization"] = 1.5; }),
+                   {"fleet.pools[0].gpu_memory_utilization: ", "(0, 1]", "1.5"}));
+  v.push_back(Case("PerfEfficiencyAboveOne",
+                   With(g,
+                        [](json& j) {
+                          j["perf"] = {{"gemm_compute_efficiency", 2}};
+                        }),
+                   {"perf.gemm_compute_efficiency: ", "(0, 1]"}));
+  v.push_back(Case("LengthMinAboveMax",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["prompt_tokens"] = {{"dist", "uniform"}, {"min", 50}, {"max", 10}};
+                        }),
+                   {"traffic.generator.prompt_tokens.min: ", "greater than max"}));
+  v.push_back(Case("TraceEndBeforeStart",
+                   With(TraceScenario("csv", "t.csv"),
+                        [](json& j) {
+                          j["traffic"]["trace"]["start_s"] = 5;
+                          j["traffic"]["trace"]["end_s"] = 2;
+                        }),
+                   {"traffic.trace.end_s: ", "greater than start_s"}));
+  v.push_back(Case("DuplicatePoolName", With(g, [](json& j) { j["fleet"]["pools"].push_back(j["fleet"]["pools"][0]); }),
+                   {"fleet.pools[1].name: ", "duplicate", "\"p\""}));
+
+  // ---- impossible configurations ----
+  v.push_back(Case("TpDoesNotDivideHeads", With(g, [](json& j) { j["fleet"]["pools"][0]["tp"] = 3; }),
+                   {"fleet.pools[0].tp: ", "3 does not divide", "32 attention heads", "Llama-3.1-8B"}));
+  v.push_back(Case("PipelineParallel", With(g, [](json& j) { j["fleet"]["pools"][0]["pp"] = 2; }),
+                   {"fleet.pools[0].pp: ", "pp must be 1"}));
+  v.push_back(Case("ModelDoesNotFit", With(g, [](json& j) { j["model"] = "Llama-3.1-70B"; }),
+                   {"fleet.pools[0]: ", "Llama-3.1-70B", "does not fit", "H100-SXM", "GiB"}));
+  v.push_back(Case("BatchedTokensBelowMaxSeqs",
+                   With(g,
+                        [](json& j) {
+                          j["fleet"]["pools"][0]["max_num_batched_tokens"] = 100;
+                          j["fleet"]["pools"][0]["max_num_seqs"] = 200;
+                        }),
+                   {"fleet.pools[0].max_num_batched_tokens: ", "100", "less than max_num_seqs 200"}));
+
+  // ---- traffic: exactly one source, and an end ----
+  v.push_back(Case("TraceAndGenerator",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["trace"] = {{"format", "csv"}, {"path", "t.csv"}};
+                        }),
+                   {"traffic: ", "exactly one of", "trace", "generator"}));
+  v.push_back(Case("NeitherTraceNorGenerator", With(g, [](json& j) { j["traffic"].erase("generator"); }),
+                   {"traffic: ", "exactly one of", "trace", "generator"}));
+  v.push_back(Case("GeneratorWithoutStop", With(g, [](json& j) { j["traffic"].erase("max_requests"); }),
+                   {"traffic: ", "max_requests", "max_arrival_s", "duration_s"}));
+  v.push_back(Case("GeneratorWithoutLengths",
+                   With(g, [](json& j) { j["traffic"]["generator"].erase("output_tokens"); }),
+                   {"traffic.generator: ", "lengths_csv", "output_tokens"}));
+
+  // ---- files named by the scenario, read while running ----
+  v.push_back(RunCase("MissingTraceFile", TraceScenario("csv", "absent.csv"), {},
+                      {"traffic", "cannot open trace", "{dir}/absent.csv"}));
+  v.push_back(RunCase("MissingLengthCsv",
+                      With(g,
+                           [](json& j) {
+                             auto& gen = j["traffic"]["generator"];
+                             gen.erase("prompt_tokens");
+                             gen.erase("output_tokens");
+                             gen["lengths_csv"] = "absent_lengths.csv";
+                           }),
+                      {}, {"traffic", "cannot open length CSV", "{dir}/absent_lengths.csv"}));
+  v.push_back(RunCase("CorruptAzureRow", TraceScenario("azure", "azure.csv"),
+                      {{"azure.csv", std::string(kAzureHeader) + "2023-11-16 18:17:03.9799600,4808,10\n"
+                                                                 "2023-11-16 18:17:04.0319600,abc,8\n"}},
+                      {"{dir}/azure.csv:3: ", "ContextTokens", "\"abc\""}));
+  v.push_back(RunCase("AzureRowMissingColumn", TraceScenario("azure", "azure.csv"),
+                      {{"azure.csv", std::string(kAzureHeader) + "2023-11-16 18:17:03.9799600,4808,10\n"
+                                                                 "2023-11-16 18:17:04.0319600,4808,10\n"
+                                                                 "2023-11-16 18:17:05.0319600,4808\n"}},
+                      {"{dir}/azure.csv:4: ", "3 columns"}));
+  v.push_back(RunCase("AzureRowsOutOfOrder", TraceScenario("azure", "azure.csv"),
+                      {{"azure.csv", std::string(kAzureHeader) + "2023-11-16 18:17:03.9799600,4808,10\n"
+                                                                 "2023-11-16 18:17:02.0000000,48,8\n"}},
+                      {"{dir}/azure.csv:3: ", "TIMESTAMP", "sorted"}));
+  v.push_back(RunCase("AzureWrongHeader", TraceScenario("azure", "azure.csv"),
+                      {{"azure.csv", "time,in,out\n2023-11-16 18:17:03.9799600,4808,10\n"}},
+                      {"{dir}/azure.csv:1: ", "header"}));
+  v.push_back(RunCase("CsvNegativeTokens", TraceScenario("csv", "plain.csv"),
+                      {{"plain.csv", "arrival_s,prompt_tokens,output_tokens\n0.0,10,5\n0.5,-3,5\n"}},
+                      {"{dir}/plain.csv:3: ", "prompt_tokens", "-3"}));
+  v.push_back(RunCase("MooncakeTruncatedLine", TraceScenario("mooncake", "mc.jsonl"),
+                      {{"mc.jsonl",
+                        "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5}\n"
+                        "{\"timestamp\": 10, \"input_length\": 10\n"}},
+                      {"{dir}/mc.jsonl:2: ", "JSON"}));
+  v.push_back(RunCase("MooncakeNegativeLength", TraceScenario("mooncake", "mc.jsonl"),
+                      {{"mc.jsonl",
+                        "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5}\n"
+                        "{\"timestamp\": 10, \"input_length\": -4, \"output_length\": 5}\n"}},
+                      {"{dir}/mc.jsonl:2: ", "input_length", "-4"}));
+  v.push_back(RunCase("LengthCsvBadRow",
+                      With(g,
+                           [](json& j) {
+                             auto& gen = j["traffic"]["generator"];
+                             gen.erase("prompt_tokens");
+                             gen.erase("output_tokens");
+                             gen["lengths_csv"] = "lengths.csv";
+                           }),
+                      {{"lengths.csv", std::string(kLengthHeader) + "10,5,15,2\n7,x,1,1\n"}},
+                      {"{dir}/lengths.csv:3: ", "num_decode_tokens", "\"x\""}));
+  return v;
+}
+
+void ReplaceAll(std::string* s, const std::string& from, const std::string& to) {
+  for (size_t p = s->find(from); p != std::string::npos; p = s->find(from, p + to.size()))
+    s->replace(p, from.size(), to);
+}
+
+// The one-line error contract, shared by all cases.
+void ExpectOneLineError(const CommandResult& r, const std::string& scenario_path,
+                        const std::vector<std::string>& expect) {
+  EXPECT_EQ(r.exit_code, 2) << "output:\n" << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << "output:\n" << r.output;
+  EXPECT_EQ(r.output.rfind("fleetsim: ", 0), 0u) << "output:\n" << r.output;
+  EXPECT_NE(r.output.find(scenario_path), std::string::npos)
+      << "message does not name the scenario file " << scenario_path << ":\n"
+      << r.output;
+  for (const std::string& e : expect)
+    EXPECT_NE(r.output.find(e), std::string::npos) << "missing \"" << e << "\" in:\n" << r.output;
+}
+
+class CliBadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CliBadInput, ExitsTwoWithOneLineNamingFileAndPath) {
+  const BadCase& c = GetParam();
+  ScratchDir dir;
+  const std::string scenario = dir.Write("scenario.json", c.scenario);
+  for (const auto& [name, text] : c.files) dir.Write(name, text);
+  std::vector<std::string> expect = c.expect;
+  for (std::string& e : expect) ReplaceAll(&e, "{dir}", dir.path().string());
+
+  const std::string out = dir.File("out");
+  const CommandResult run = RunFleetsim("run --quiet --out " + ShellQuote(out) + " " + ShellQuote(scenario));
+  {
+    SCOPED_TRACE("fleetsim run --quiet");
+    ExpectOneLineError(run, scenario, expect);
+  }
+  if (c.verb == Verb::kValidateAndRun) {
+    SCOPED_TRACE("fleetsim validate");
+    const CommandResult val = RunFleetsim("validate " + ShellQuote(scenario));
+    ExpectOneLineError(val, scenario, expect);
+    EXPECT_EQ(val.output, run.output) << "validate and run report the same scenario error differently";
+  }
+  // A failed run must not leave a summary that looks like a result.
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out" / "summary.json"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CliBadInput, ::testing::ValuesIn(BadCases()),
+                         [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+// ---- the scenario file itself cannot be read ----
+
+TEST(CliScenarioFile, MissingFileIsOneLineNamingThePath) {
+  ScratchDir dir;
+  const std::string path = dir.File("no_such_scenario.json");
+  for (const char* verb : {"validate ", "run --quiet --out out "}) {
+    SCOPED_TRACE(verb);
+    const CommandResult r = RunFleetsim(std::string(verb) + ShellQuote(path));
+    ExpectOneLineError(r, path, {"cannot open scenario", "No such file"});
+  }
+}
+
+// A folder given where a scenario file belongs is an unreadable scenario:
+// the message should say so, not report a JSON syntax error in an empty file.
+TEST(CliScenarioFile, DirectoryIsReportedAsUnreadable) {
+  ScratchDir dir;
+  const std::string path = dir.path().string();
+  const CommandResult r = RunFleetsim("validate " + ShellQuote(path));
+  ExpectOneLineError(r, path, {"cannot", "scenario"});
+  EXPECT_EQ(r.output.find("invalid JSON"), std::string::npos) << r.output;
+}
+
+TEST(CliScenarioFile, UnreadableFileIsOneLineNamingThePath) {
+  if (geteuid() == 0) GTEST_SKIP() << "root reads files whatever their permissions";
+  ScratchDir dir;
+  const std::string path = dir.Write("locked.json", GeneratorScenario().dump());
+  std::filesystem::permissions(path, std::filesystem::perms::none);
+  const CommandResult r = RunFleetsim("validate " + ShellQuote(path));
+  ExpectOneLineError(r, path, {"cannot open scenario", "ermission denied"});
+}
+
+// ---- command-line usage ----
+
+TEST(CliUsage, RunWithoutScenarioIsUsageError) {
+  const CommandResult r = RunFleetsim("run");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("scenario"), std::string::npos) << r.output;
+}
+
+TEST(CliUsage, NoSubcommandIsUsageError) {
+  const CommandResult r = RunFleetsim("");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("subcommand"), std::string::npos) << r.output;
+}
+
+TEST(CliUsage, NonNumericSeedIsUsageError) {
+  ScratchDir dir;
+  const std::string scenario = dir.Write("s.json", GeneratorScenario().dump());
+  const CommandResult r =
+      RunFleetsim("run --quiet --out " + ShellQuote(dir.File("out")) + " --seed abc " + ShellQuote(scenario));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--seed"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));
+}
+
+// ---- good input still works ----
+
+TEST(CliGoodInput, ValidatesQuickstart) {
+  const std::string path = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/quickstart.json";
+  const CommandResult r = RunFleetsim("validate " + ShellQuote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(path + ": ok"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Llama-3.1-8B"), std::string::npos) << r.output;
+}
+
+TEST(CliGoodInput, ListNamesEveryModelGpuEngineAndPolicy) {
+  const CommandResult r = RunFleetsim("list");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  Catalog catalog;
+  ASSERT_TRUE(Catalog::LoadBuiltin(&catalog).ok());
+  Policies policies;
+  RegisterBuiltins(&policies);
+  std::vector<std::string> names = catalog.ModelNames();
+  for (const auto& n : catalog.GpuNames()) names.push_back(n);
+  for (const auto& n : catalog.EngineNames()) names.push_back(n);
+  for (const auto& n : policies.routers.Names()) names.push_back(n);
+  for (const auto& n : policies.schedulers.Names()) names.push_back(n);
+  ASSERT_FALSE(catalog.ModelNames().empty());
+  ASSERT_FALSE(catalog.GpuNames().empty());
+  // The names the briefs and bundled scenarios rely on, whatever the catalogue holds.
+  for (const char* n : {"Llama-3.1-8B", "Llama-3.1-70B", "H100-SXM", "round_robin", "least_outstanding", "vllm"})
+    names.push_back(n);
+  for (const std::string& n : names) {
+    // Each entry is printed as "  <name> <details>" on its own line.
+    EXPECT_NE(r.output.find("\n  " + n + " "), std::string::npos) << "fleetsim list does not show " << n;
+  }
+  for (const char* section : {"models:", "gpus:", "engines:", "schedulers:", "routers:"})
+    EXPECT_NE(r.output.find(section), std::string::npos) << section;
+}
+
+TEST(CliGoodInput, RunsAndWritesOutputsQuietly) {
+  ScratchDir dir;
+  const std::string scenario = dir.Write("s.json", GeneratorScenario().dump());
+  const CommandResult r = RunFleetsim("run --quiet --out " + ShellQuote(dir.File("out")) + " " + ShellQuote(scenario));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "");
+  for (const char* f : {"summary.json", "requests.csv", "timeseries.csv", "run.json"})
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "out" / f)) << f;
+}
+
+// The parser accepts duration_s as a generator's only stop condition (its
+// message asks for "max_requests, max_arrival_s or the scenario's
+// duration_s"), so such a scenario must run, not fail after validating.
+TEST(CliGoodInput, GeneratorStoppedOnlyByDurationRuns) {
+  ScratchDir dir;
+  json j = GeneratorScenario();
+  j["traffic"].erase("max_requests");
+  j["duration_s"] = 5;
+  const std::string scenario = dir.Write("s.json", j.dump(2));
+  const CommandResult val = RunFleetsim("validate " + ShellQuote(scenario));
+  EXPECT_EQ(val.exit_code, 0) << val.output;
+  const CommandResult r = RunFleetsim("run --quiet --out " + ShellQuote(dir.File("out")) + " " + ShellQuote(scenario));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "out" / "summary.json"));
+}
+
+}  // namespace
+}  // namespace fleetsim

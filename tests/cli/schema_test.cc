@@ -1,0 +1,554 @@
+// scenarios/schema.json and the scenario parser describe the same format.
+// The schema is what editors and users read; the parser is what runs. These
+// tests walk the schema and check, key by key, that the two agree: the same
+// key paths, the same required keys, the same enum values, the same ranges
+// and types at their boundaries, and that every bundled scenario is accepted
+// by both.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model/catalog.h"
+#include "sim/runner/run.h"
+#include "sim/scenario/parse.h"
+
+namespace fleetsim {
+namespace {
+
+using nlohmann::json;
+
+std::string SourcePath(const std::string& rel) { return std::string(FLEETSIM_SOURCE_DIR) + "/" + rel; }
+
+json LoadJsonFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str());
+}
+
+const json& Schema() {
+  static const json* schema = new json(LoadJsonFile(SourcePath("scenarios/schema.json")));
+  return *schema;
+}
+
+// A schema node with its $ref followed (only local "#/..." references).
+const json& Resolve(const json& node) {
+  if (node.is_object() && node.contains("$ref")) {
+    const std::string ref = node.at("$ref").get<std::string>();
+    if (ref.rfind("#/", 0) != 0) throw std::runtime_error("non-local $ref " + ref);
+    return Resolve(Schema().at(json::json_pointer(ref.substr(1))));
+  }
+  return node;
+}
+
+bool HasType(const json& node, const std::string& type) {
+  if (!node.contains("type")) return false;
+  const json& t = node.at("type");
+  if (t.is_string()) return t.get<std::string>() == type;
+  return std::find(t.begin(), t.end(), type) != t.end();
+}
+
+// What the walk finds, in the parser's path notation ("fleet.pools[].gpu").
+struct SchemaFacts {
+  std::set<std::string> key_paths;
+  // Paths of object nodes, with whether additionalProperties is false.
+  std::map<std::string, bool> closed_objects;
+  // Required keys as (object path, key).
+  std::vector<std::pair<std::string, std::string>> required;
+  // Scalar leaves as (key path, schema node); a oneOf contributes one entry
+  // per scalar branch.
+  std::vector<std::pair<std::string, json>> leaves;
+  std::vector<std::string> problems;
+};
+
+std::string Join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+
+void Walk(const json& raw, const std::string& path, SchemaFacts* f) {
+  const json& node = Resolve(raw);
+  if (!node.is_object()) {
+    f->problems.push_back(path + ": schema node is not an object");
+    return;
+  }
+  if (node.contains("oneOf") || node.contains("anyOf")) {
+    for (const json& branch : node.contains("oneOf") ? node.at("oneOf") : node.at("anyOf")) Walk(branch, path, f);
+    return;
+  }
+  if (HasType(node, "object") || node.contains("properties")) {
+    f->closed_objects[path] = node.contains("additionalProperties") && node.at("additionalProperties") == false;
+    if (node.contains("required")) {
+      for (const json& k : node.at("required")) {
+        const std::string key = k.get<std::string>();
+        f->required.emplace_back(path, key);
+        if (!node.contains("properties") || !node.at("properties").contains(key))
+          f->problems.push_back(Join(path, key) + ": required but not among the properties");
+      }
+    }
+    if (node.contains("properties")) {
+      for (auto it = node.at("properties").begin(); it != node.at("properties").end(); ++it) {
+        const std::string child = Join(path, it.key());
+        f->key_paths.insert(child);
+        Walk(it.value(), child, f);
+      }
+    }
+    return;
+  }
+  if (HasType(node, "array") || node.contains("items")) {
+    if (!node.contains("items")) {
+      f->problems.push_back(path + ": array without items");
+      return;
+    }
+    Walk(node.at("items"), path + "[]", f);
+    return;
+  }
+  f->leaves.emplace_back(path, node);
+}
+
+SchemaFacts WalkSchema() {
+  SchemaFacts f;
+  Walk(Schema(), "", &f);
+  return f;
+}
+
+// ---- applying schema paths to example scenarios ----
+
+// A valid scenario holding every object the schema describes, either with a
+// generator (lengths given as lognormal objects; probes of other dists
+// rebuild the object, see LengthFor) or with a trace. Keys tied to another key by a rule
+// the schema cannot state (warmup_s < duration_s, start_s < end_s) are left
+// out so that probing one of them alone stays meaningful.
+// The length keys each "dist" reads (sim/scenario/parse.cc, ParseLength);
+// probing a key under a dist that ignores it would test nothing.
+bool IsLengthKey(const std::string& path) {
+  return path.find("_tokens.") != std::string::npos && path.rfind("traffic.generator.", 0) == 0;
+}
+std::string DistReading(const std::string& key) {
+  if (key == "value") return "fixed";
+  if (key == "median" || key == "sigma") return "lognormal";
+  return "uniform";  // min, max
+}
+std::string LastKey(const std::string& path) { return path.substr(path.rfind('.') + 1); }
+
+// A complete length object of `dist`, holding only the keys that dist uses.
+json LengthFor(const std::string& dist) {
+  if (dist == "fixed") return {{"dist", "fixed"}, {"value", 100}};
+  if (dist == "uniform") return {{"dist", "uniform"}, {"min", 1}, {"max", 4000}};
+  return {{"dist", "lognormal"}, {"median", 100}, {"sigma", 0.5}, {"min", 1}, {"max", 4000}};
+}
+
+json GeneratorBase() {
+  const json length = {{"dist", "lognormal"}, {"median", 100}, {"sigma", 0.5}, {"min", 1}, {"max", 4000}};
+  return json{{"name", "schema-test"},
+              {"description", "every object present"},
+              {"seed", 1},
+              {"duration_s", 100},
+              {"model", "Llama-3.1-8B"},
+              {"fleet",
+               {{"router", "round_robin"},
+                {"pools", json::array({{{"name", "p"},
+                                        {"model", "Llama-3.1-8B"},
+                                        {"gpu", "H100-SXM"},
+                                        {"replicas", 1},
+                                        {"tp", 1},
+                                        {"pp", 1},
+                                        {"engine", "vllm"},
+                                        {"scheduler", "vllm"},
+                                        {"max_num_batched_tokens", 2048},
+                                        {"max_num_seqs", 256},
+                                        {"gpu_memory_utilization", 0.9},
+                                        {"block_size", 16},
+                                        {"pricing_class", "on_demand"},
+                                        {"usd_per_gpu_hour", 2.5}}})}}},
+              {"traffic",
+               {{"generator",
+                 {{"arrival", "gamma"},
+                  {"rate_per_s", 5},
+                  {"cv", 2},
+                  {"prompt_tokens", length},
+                  {"output_tokens", length},
+                  {"model", "Llama-3.1-8B"}}},
+                {"max_requests", 10},
+                {"max_arrival_s", 50}}},
+              {"slo", {{"ttft_ms", 500}, {"tpot_ms", 50}}},
+              {"perf",
+               {{"gemm_compute_efficiency", 0.7},
+                {"gemm_memory_efficiency", 0.8},
+                {"attention_compute_efficiency", 0.5},
+                {"attention_memory_efficiency", 0.7},
+                {"elementwise_memory_efficiency", 0.8},
+                {"launch_overhead_us", 5},
+                {"link_efficiency", 0.8}}}};
+}
+
+json TraceBase() {
+  json j = GeneratorBase();
+  j["traffic"] = {{"trace", {{"format", "azure"}, {"path", "t.csv"}, {"end_s", 60}, {"rate_scale", 2}}},
+                  {"max_requests", 10}};
+  return j;
+}
+
+// "fleet.pools[].gpu" -> "/fleet/pools/0/gpu".
+json::json_pointer Pointer(const std::string& path) {
+  std::string p;
+  std::stringstream ss(path);
+  std::string seg;
+  while (std::getline(ss, seg, '.')) {
+    if (seg.size() > 2 && seg.compare(seg.size() - 2, 2, "[]") == 0) {
+      p += "/" + seg.substr(0, seg.size() - 2) + "/0";
+    } else {
+      p += "/" + seg;
+    }
+  }
+  return json::json_pointer(p);
+}
+
+// "fleet.pools[].gpu" -> "fleet.pools[0].gpu", as the parser's messages say.
+std::string Display(std::string path) {
+  for (size_t p = path.find("[]"); p != std::string::npos; p = path.find("[]", p)) path.replace(p, 2, "[0]");
+  return path;
+}
+
+// The example scenario that contains the parent object of `path`.
+json BaseFor(const std::string& path) { return path.rfind("traffic.trace", 0) == 0 ? TraceBase() : GeneratorBase(); }
+
+Status Parse(const json& j) {
+  ScenarioSpec spec;
+  return ParseScenario(j.dump(), "t.json", "", &spec);
+}
+
+// ---- a validator for the subset of JSON Schema that schema.json uses ----
+
+// Keywords that constrain nothing.
+const std::set<std::string> kAnnotations = {"$schema", "$id", "$defs", "title", "description"};
+
+bool TypeMatches(const std::string& type, const json& v) {
+  if (type == "object") return v.is_object();
+  if (type == "array") return v.is_array();
+  if (type == "string") return v.is_string();
+  if (type == "integer")
+    return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+  if (type == "number") return v.is_number();
+  if (type == "boolean") return v.is_boolean();
+  if (type == "null") return v.is_null();
+  return false;
+}
+
+void Validate(const json& raw, const json& v, const std::string& where, std::vector<std::string>* errors) {
+  const json& node = Resolve(raw);
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string& kw = it.key();
+    const json& arg = it.value();
+    if (kAnnotations.count(kw)) continue;
+    if (kw == "type") {
+      bool ok = false;
+      if (arg.is_string()) {
+        ok = TypeMatches(arg.get<std::string>(), v);
+      } else {
+        for (const json& t : arg) ok = ok || TypeMatches(t.get<std::string>(), v);
+      }
+      if (!ok) errors->push_back(where + ": expected type " + arg.dump() + ", got " + v.dump());
+    } else if (kw == "enum") {
+      if (std::find(arg.begin(), arg.end(), v) == arg.end()) errors->push_back(where + ": not in " + arg.dump());
+    } else if (kw == "minimum") {
+      if (v.is_number() && v.get<double>() < arg.get<double>()) errors->push_back(where + ": below minimum");
+    } else if (kw == "maximum") {
+      if (v.is_number() && v.get<double>() > arg.get<double>()) errors->push_back(where + ": above maximum");
+    } else if (kw == "exclusiveMinimum") {
+      if (v.is_number() && v.get<double>() <= arg.get<double>()) errors->push_back(where + ": not above minimum");
+    } else if (kw == "minLength") {
+      if (v.is_string() && v.get<std::string>().size() < arg.get<size_t>()) errors->push_back(where + ": too short");
+    } else if (kw == "minItems") {
+      if (v.is_array() && v.size() < arg.get<size_t>()) errors->push_back(where + ": too few items");
+    } else if (kw == "required") {
+      for (const json& k : arg)
+        if (v.is_object() && !v.contains(k.get<std::string>()))
+          errors->push_back(Join(where, k.get<std::string>()) + ": required");
+    } else if (kw == "properties") {
+      if (!v.is_object()) continue;
+      for (auto p = arg.begin(); p != arg.end(); ++p)
+        if (v.contains(p.key())) Validate(p.value(), v.at(p.key()), Join(where, p.key()), errors);
+    } else if (kw == "additionalProperties") {
+      if (arg != false) {
+        errors->push_back(where + ": validator supports only additionalProperties: false");
+        continue;
+      }
+      if (!v.is_object()) continue;
+      for (auto p = v.begin(); p != v.end(); ++p)
+        if (!node.contains("properties") || !node.at("properties").contains(p.key()))
+          errors->push_back(Join(where, p.key()) + ": not allowed");
+    } else if (kw == "items") {
+      if (!v.is_array()) continue;
+      for (size_t i = 0; i < v.size(); ++i) Validate(arg, v[i], where + "[" + std::to_string(i) + "]", errors);
+    } else if (kw == "oneOf") {
+      int matches = 0;
+      for (const json& branch : arg) {
+        std::vector<std::string> sub;
+        Validate(branch, v, where, &sub);
+        matches += sub.empty();
+      }
+      if (matches != 1) errors->push_back(where + ": matches " + std::to_string(matches) + " oneOf branches");
+    } else {
+      // Fail loudly rather than silently accept: extend the validator when
+      // the schema grows a new keyword.
+      errors->push_back(where + ": schema keyword \"" + kw + "\" not supported by the test's validator");
+    }
+  }
+}
+
+std::vector<std::string> ValidateScenario(const json& scenario) {
+  std::vector<std::string> errors;
+  Validate(Schema(), scenario, "", &errors);
+  return errors;
+}
+
+std::string JoinLines(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += "  " + x + "\n";
+  return s;
+}
+
+// ---- the tests ----
+
+TEST(ScenarioSchema, KeyPathsEqualTheParsers) {
+  const SchemaFacts f = WalkSchema();
+  ASSERT_TRUE(f.problems.empty()) << JoinLines(f.problems);
+  const std::vector<std::string> parser_list = ScenarioKeyPaths();
+  const std::set<std::string> parser(parser_list.begin(), parser_list.end());
+  EXPECT_EQ(parser.size(), parser_list.size()) << "ScenarioKeyPaths lists a path twice";
+  std::vector<std::string> only_schema, only_parser;
+  std::set_difference(f.key_paths.begin(), f.key_paths.end(), parser.begin(), parser.end(),
+                      std::back_inserter(only_schema));
+  std::set_difference(parser.begin(), parser.end(), f.key_paths.begin(), f.key_paths.end(),
+                      std::back_inserter(only_parser));
+  EXPECT_TRUE(only_schema.empty()) << "in schema.json, not accepted by the parser:\n" << JoinLines(only_schema);
+  EXPECT_TRUE(only_parser.empty()) << "accepted by the parser, missing from schema.json:\n" << JoinLines(only_parser);
+  // The walk reached the nested objects, not just the top level.
+  for (const char* p : {"fleet.pools[].gpu", "traffic.generator.prompt_tokens.dist", "traffic.trace.format"})
+    EXPECT_TRUE(f.key_paths.count(p)) << p;
+}
+
+TEST(ScenarioSchema, EveryObjectForbidsUnknownKeys) {
+  const SchemaFacts f = WalkSchema();
+  ASSERT_FALSE(f.closed_objects.empty());
+  for (const auto& [path, closed] : f.closed_objects)
+    EXPECT_TRUE(closed) << (path.empty() ? "(top level)" : path) << ": \"additionalProperties\": false missing";
+}
+
+TEST(ScenarioSchema, ExampleScenariosAreValid) {
+  // The examples every other test edits must be valid for both sides, or
+  // the other tests prove nothing.
+  for (const json& j : {GeneratorBase(), TraceBase()}) {
+    EXPECT_TRUE(ValidateScenario(j).empty()) << JoinLines(ValidateScenario(j));
+    const Status s = Parse(j);
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+}
+
+TEST(ScenarioSchema, RequiredKeysAreRequiredByTheParser) {
+  const SchemaFacts f = WalkSchema();
+  ASSERT_FALSE(f.required.empty());
+  for (const auto& [object, key] : f.required) {
+    const std::string path = Join(object, key);
+    SCOPED_TRACE(path);
+    json j = BaseFor(path);
+    json::json_pointer ptr = Pointer(path);
+    // A length key is required only by its own dist's branch: start from a
+    // complete object of the dist that reads it.
+    if (IsLengthKey(path) && LastKey(path) != "dist") j[ptr.parent_pointer()] = LengthFor(DistReading(LastKey(path)));
+    ASSERT_TRUE(j.contains(ptr)) << "example scenario lacks " << path;
+    j.at(ptr.parent_pointer()).erase(ptr.back());
+    EXPECT_FALSE(ValidateScenario(j).empty());
+    const Status s = Parse(j);
+    EXPECT_FALSE(s.ok()) << "parser accepts a scenario without " << path;
+    EXPECT_NE(s.message().find(Display(path)), std::string::npos) << s.message();
+  }
+}
+
+// Values of one scalar leaf just inside (`good`) and just outside (`bad`)
+// the schema's constraints. Integers are probed as JSON integers; see
+// IntegralNumbersAreIntegers for 1.0 and the like.
+struct Probes {
+  std::vector<json> good, bad;
+};
+Probes ProbesFor(const json& node) {
+  Probes p;
+  if (node.contains("enum")) {
+    for (const json& e : node.at("enum")) p.good.push_back(e);
+    p.bad.push_back("not-a-choice");
+  } else if (HasType(node, "string")) {
+    p.bad.push_back("");
+    p.bad.push_back(7);
+  } else if (HasType(node, "integer") || HasType(node, "number")) {
+    const bool integer = HasType(node, "integer");
+    if (integer) p.bad.push_back(1.5);
+    p.bad.push_back("3");
+    if (node.contains("minimum")) {
+      const double m = node.at("minimum").get<double>();
+      p.good.push_back(integer ? json(static_cast<int64_t>(m)) : json(m));
+      p.bad.push_back(integer ? json(static_cast<int64_t>(m) - 1) : json(m - 0.5));
+    }
+    if (node.contains("exclusiveMinimum")) {
+      const double m = node.at("exclusiveMinimum").get<double>();
+      p.good.push_back(integer ? json(static_cast<int64_t>(m) + 1) : json(m + 1e-3));
+      p.bad.push_back(integer ? json(static_cast<int64_t>(m)) : json(m));
+    }
+    if (node.contains("maximum")) {
+      const double m = node.at("maximum").get<double>();
+      p.good.push_back(integer ? json(static_cast<int64_t>(m)) : json(m));
+      p.bad.push_back(integer ? json(static_cast<int64_t>(m) + 1) : json(m + 0.5));
+    }
+  } else {
+    ADD_FAILURE() << "leaf with no type or enum: " << node.dump();
+  }
+  return p;
+}
+
+
+json ScenarioWith(const std::string& path, const json& v, const std::string& dist = "") {
+  json j = BaseFor(path);
+  if (IsLengthKey(path)) {
+    const json::json_pointer ptr = Pointer(path);
+    if (LastKey(path) == "dist") {
+      // Probing the dist itself: a complete object of that dist (or, for a
+      // value no dist has, the base object with the bad dist).
+      if (v.is_string() && (v == "fixed" || v == "lognormal" || v == "uniform"))
+        j[ptr.parent_pointer()] = LengthFor(v.get<std::string>());
+    } else {
+      j[ptr.parent_pointer()] = LengthFor(dist.empty() ? DistReading(LastKey(path)) : dist);
+    }
+  }
+  j[Pointer(path)] = v;
+  return j;
+}
+
+void ExpectAccepted(const std::string& path, const json& j, const json& v) {
+  ASSERT_TRUE(ValidateScenario(j).empty()) << "probe " << v.dump() << " should be valid:\n"
+                                           << JoinLines(ValidateScenario(j));
+  const Status s = Parse(j);
+  EXPECT_TRUE(s.ok()) << "schema allows " << path << " = " << v.dump() << ", parser says: " << s.message();
+}
+
+void ExpectRejected(const std::string& path, const json& j, const json& v) {
+  ASSERT_FALSE(ValidateScenario(j).empty()) << "probe " << v.dump() << " should be invalid";
+  const Status s = Parse(j);
+  EXPECT_FALSE(s.ok()) << "schema forbids " << path << " = " << v.dump() << " (in " << j.dump()
+                       << "), parser accepts it";
+  if (!s.ok()) {
+    EXPECT_NE(s.message().find(Display(path)), std::string::npos) << s.message();
+  }
+}
+
+// Each scalar leaf is probed just inside and just outside the schema's
+// constraints; the parser must draw the line in the same place and name the
+// key when it refuses.
+TEST(ScenarioSchema, ParserAcceptsAndRejectsAtTheSchemasBounds) {
+  const SchemaFacts f = WalkSchema();
+  int probes = 0;
+  for (const auto& [path, node] : f.leaves) {
+    SCOPED_TRACE(path);
+    const Probes p = ProbesFor(node);
+    for (const json& v : p.good) ExpectAccepted(path, ScenarioWith(path, v), v);
+    for (const json& v : p.bad) ExpectRejected(path, ScenarioWith(path, v), v);
+    probes += static_cast<int>(p.good.size() + p.bad.size());
+  }
+  EXPECT_GT(probes, 100);
+}
+
+// JSON Schema's "integer" is any number with a zero fraction ("replicas":
+// 2.0 is valid), so a scenario an editor accepts must not be refused for it.
+TEST(ScenarioSchema, IntegralNumbersAreIntegers) {
+  const SchemaFacts f = WalkSchema();
+  int probes = 0;
+  for (const auto& [path, node] : f.leaves) {
+    if (!HasType(node, "integer")) continue;
+    SCOPED_TRACE(path);
+    const double v = node.contains("minimum") ? node.at("minimum").get<double>() + 1 : 2.0;
+    ExpectAccepted(path, ScenarioWith(path, json(v)), json(v));
+    ++probes;
+  }
+  EXPECT_GT(probes, 5);
+}
+
+// Under every "dist", a bad value of any length key is refused and named:
+// by its type or range, or because that dist does not use the key (the
+// schema's per-dist branches refuse it too), so {"dist": "lognormal",
+// "value": "ten"} never slips through.
+TEST(ScenarioSchema, LengthKeysAreCheckedWhateverTheDist) {
+  const SchemaFacts f = WalkSchema();
+  int probes = 0;
+  for (const auto& [path, node] : f.leaves) {
+    if (!IsLengthKey(path) || LastKey(path) == "dist") continue;
+    for (const char* dist : {"fixed", "lognormal", "uniform"}) {
+      SCOPED_TRACE(path + " with dist " + dist);
+      for (const json& v : ProbesFor(node).bad) {
+        ExpectRejected(path, ScenarioWith(path, v, dist), v);
+        ++probes;
+      }
+    }
+  }
+  EXPECT_GT(probes, 20);
+}
+
+TEST(ScenarioSchema, ValidatorRejectsWhatTheSchemaForbids) {
+  // The test's own validator must be able to say no.
+  json j = GeneratorBase();
+  j["fleet"]["pools"][0]["replicas"] = 0;
+  EXPECT_FALSE(ValidateScenario(j).empty());
+  j = GeneratorBase();
+  j["fleet"]["pools"][0]["gpus"] = "H100-SXM";
+  EXPECT_FALSE(ValidateScenario(j).empty());
+  j = GeneratorBase();
+  j["traffic"]["generator"]["prompt_tokens"] = 1.5;
+  EXPECT_FALSE(ValidateScenario(j).empty());
+  j = GeneratorBase();
+  j["traffic"]["generator"]["prompt_tokens"] = 12;  // the integer shorthand
+  EXPECT_TRUE(ValidateScenario(j).empty()) << JoinLines(ValidateScenario(j));
+  EXPECT_TRUE(Parse(j).ok()) << Parse(j).message();
+}
+
+std::vector<std::string> BundledScenarios() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(SourcePath("scenarios"))) {
+    if (e.path().extension() == ".json" && e.path().filename() != "schema.json") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(BundledScenarios, ParseValidateAndConformToTheSchema) {
+  const std::vector<std::string> files = BundledScenarios();
+  ASSERT_FALSE(files.empty());
+  Catalog catalog;
+  ASSERT_TRUE(Catalog::LoadBuiltin(&catalog).ok());
+  Policies policies;
+  RegisterBuiltins(&policies);
+  for (const std::string& path : files) {
+    SCOPED_TRACE(path);
+    ScenarioSpec spec;
+    const Status s = LoadScenarioFile(path, &spec);
+    ASSERT_TRUE(s.ok()) << s.message();
+    std::unique_ptr<ScenarioRun> run;
+    const Status b = ScenarioRun::Build(spec, catalog, policies, &run);
+    EXPECT_TRUE(b.ok()) << b.message();
+    EXPECT_TRUE(ValidateScenario(LoadJsonFile(path)).empty()) << JoinLines(ValidateScenario(LoadJsonFile(path)));
+    // Files the scenario names travel with it.
+    if (!spec.traffic.path.empty()) {
+      EXPECT_TRUE(std::filesystem::exists(spec.traffic.path)) << spec.traffic.path;
+    }
+    if (!spec.traffic.lengths_csv.empty()) {
+      EXPECT_TRUE(std::filesystem::exists(spec.traffic.lengths_csv)) << spec.traffic.lengths_csv;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fleetsim
