@@ -60,7 +60,7 @@ test-fuzz: build-fuzz
 	@set -e; for f in $(FUZZERS); do \
 	  mkdir -p build-fuzz/corpus/$$f; \
 	  echo "fuzzing $$f for $(FUZZ_SECONDS) s"; \
-	  ./build-fuzz/tests/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 \
+	  ./build-fuzz/tests/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 -artifact_prefix=build-fuzz/ \
 	    build-fuzz/corpus/$$f tests/fuzz/corpus/$$f 2>build-fuzz/$$f.log || { tail -40 build-fuzz/$$f.log; exit 1; }; \
 	  grep -E "^#[0-9]+.*DONE" build-fuzz/$$f.log | tail -1; \
 	done

@@ -340,8 +340,9 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
   json j;
   try {
     j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    // e.what() reads "[json.exception.parse_error.101] parse error at line 3, column 7: ...".
+  } catch (const json::exception& e) {
+    // e.what() reads "[json.exception.parse_error.101] parse error at line 3, column 7: ..."
+    // (or out_of_range.406 for a number too large for a double).
     std::string what = e.what();
     size_t p = what.find("] ");
     return Status::Invalid(file + ": invalid JSON: " + (p == std::string::npos ? what : what.substr(p + 2)));

@@ -550,5 +550,15 @@ TEST(BundledScenarios, ParseValidateAndConformToTheSchema) {
   }
 }
 
+// Found by fuzz_scenario: a number too large for a double made nlohmann
+// throw out_of_range, which escaped the parser.
+TEST(ScenarioParse, NumberTooLargeForADoubleIsAnError) {
+  ScenarioSpec spec;
+  Status s = ParseScenario("{\"seed\": 888e8888888}", "big.json", "", &spec);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("big.json: invalid JSON"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("number overflow"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace fleetsim
