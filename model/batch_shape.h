@@ -21,10 +21,14 @@ struct BatchShape {
   // Sequences that sample a token this iteration (decodes plus prefills that
   // finish their prompt): the lm_head and sampler run on these.
   int32_t sampled_seqs = 0;
+  // KV moved between GPU and host memory over PCIe this iteration (swap
+  // preemption), in tokens of KV; the copies block the iteration.
+  int64_t swap_in_tokens = 0;
+  int64_t swap_out_tokens = 0;
 
   int64_t tokens() const { return prefill_tokens + decode_tokens; }
   int32_t seqs() const { return prefill_seqs + decode_seqs; }
-  bool empty() const { return tokens() == 0; }
+  bool empty() const { return tokens() == 0 && swap_in_tokens == 0 && swap_out_tokens == 0; }
 };
 
 }  // namespace fleetsim

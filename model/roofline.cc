@@ -164,6 +164,11 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   }
 
   cpu_fixed_ns_ = engine.cpu_overhead_fixed_us * 1e3;
+  // Swap: every GPU of the shard copies its share of the KV over its own
+  // PCIe link, one way, at the link efficiency.
+  if (gpu.pcie_gbps_per_direction > 0)
+    swap_ns_per_token_ = static_cast<double>(KvBytesPerTokenPerGpu(model, shard)) /
+                         (gpu.pcie_gbps_per_direction * options.link_efficiency);
   cpu_per_seq_ns_ = engine.cpu_overhead_per_seq_us * 1e3;
 }
 
@@ -233,6 +238,8 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
   }
 
   b.cpu_overhead_ns = cpu_fixed_ns_ + cpu_per_seq_ns_ * shape.seqs();
+  if (shape.swap_in_tokens + shape.swap_out_tokens > 0)
+    b.swap_ns = static_cast<double>(shape.swap_in_tokens + shape.swap_out_tokens) * swap_ns_per_token_;
   b.kernel_launches = launches;
   return b;
 }

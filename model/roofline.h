@@ -46,13 +46,13 @@ class RooflinePerfModel final : public PerfModel {
   // (exposed for tests and for reports that break an iteration down).
   struct Breakdown {
     double gemm_ns = 0, attention_prefill_ns = 0, attention_decode_ns = 0,
-           elementwise_ns = 0, all_reduce_ns = 0, cpu_overhead_ns = 0;
+           elementwise_ns = 0, all_reduce_ns = 0, cpu_overhead_ns = 0, swap_ns = 0;
     // Kernel launches on the critical path; each adds launch_overhead_us,
     // already included in the times above.
     int64_t kernel_launches = 0;
     double total_ns() const {
       return gemm_ns + attention_prefill_ns + attention_decode_ns + elementwise_ns +
-             all_reduce_ns + cpu_overhead_ns;
+             all_reduce_ns + cpu_overhead_ns + swap_ns;
     }
   };
   Breakdown Explain(const BatchShape& shape) const;
@@ -92,6 +92,7 @@ class RooflinePerfModel final : public PerfModel {
   double gather_fixed_ns_ = 0;      // logits all-gather latency (tp > 1)
   double gather_ns_per_sampled_ = 0;
   double cpu_fixed_ns_ = 0, cpu_per_seq_ns_ = 0;
+  double swap_ns_per_token_ = 0;  // one token's KV share over this GPU's PCIe link
 
   ModelSpec model_;
   GpuSpec gpu_;

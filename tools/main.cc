@@ -111,6 +111,88 @@ int CmdRun(const std::string& path, std::string out_dir, std::optional<uint64_t>
   return 0;
 }
 
+// `run --compare schedulers`: the scenario once per registered scheduler,
+// every pool switched to it, side by side.
+int CmdCompareSchedulers(const std::string& path, std::string out_dir, std::optional<uint64_t> seed, bool quiet,
+                         const Catalog& catalog, const Policies& policies) {
+  ScenarioSpec base;
+  Status s = LoadScenarioFile(path, &base);
+  if (!s.ok()) return Fail(s);
+  {
+    std::unique_ptr<ScenarioRun> check;  // the scenario as written must be valid
+    s = ScenarioRun::Build(base, catalog, policies, &check);
+    if (!s.ok()) return Fail(s);
+  }
+  if (out_dir.empty()) out_dir = "out/" + std::filesystem::path(path).stem().string();
+  std::string table =
+      "scheduler      TTFT p50   TTFT p99   TPOT p50   TPOT p99    ITL p99     req/s  out tok/s  preempt  note\n";
+  std::string csv =
+      "scheduler,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,itl_p99_ms,requests_per_s,output_tokens_per_s,"
+      "preemptions,completed,unfinished,note\n";
+  for (const std::string& name : policies.schedulers.Names()) {
+    ScenarioSpec spec = base;
+    std::string note;
+    for (PoolSpec& p : spec.pools) {
+      p.scheduler = name;
+      if (!p.scheduler_options.empty()) {
+        p.scheduler_options.clear();
+        note = "scheduler_options dropped";
+      }
+    }
+    std::unique_ptr<ScenarioRun> run;
+    s = ScenarioRun::Build(spec, catalog, policies, &run);
+    if (!s.ok() && name == "vllm_v0") {
+      // V0 runs whole prompts: give it a budget of max_model_len, as a V0
+      // deployment had to.
+      for (PoolSpec& p : spec.pools) {
+        const ModelSpec* m = catalog.FindModel(p.model);
+        const int64_t len = p.max_model_len.value_or(m ? m->max_model_len : 0);
+        if (p.max_num_batched_tokens.value_or(0) < len) p.max_num_batched_tokens = len;
+      }
+      note = "max_num_batched_tokens raised to max_model_len";
+      s = ScenarioRun::Build(spec, catalog, policies, &run);
+    }
+    char line[512];
+    if (!s.ok()) {
+      std::snprintf(line, sizeof line, "%-12s  cannot run: %s\n", name.c_str(), s.message().c_str());
+      table += line;
+      csv += name + ",,,,,,,,,,,\"" + s.message() + "\"\n";
+      continue;
+    }
+    const std::string dir = out_dir + "/" + name;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Fail(Status::Invalid("cannot create output folder \"" + dir + "\": " + ec.message()));
+    MetricsOptions mo;
+    mo.requests_csv = dir + "/requests.csv";
+    mo.timeseries_csv = dir + "/timeseries.csv";
+    RunReport report;
+    s = run->Run(mo, seed.value_or(spec.seed), nullptr, &report);
+    if (!s.ok()) return Fail(s);
+    s = WriteFile(dir + "/summary.json", SummaryToJson(report.summary));
+    if (!s.ok()) return Fail(s);
+    const Summary& r = report.summary;
+    if (r.overloaded) note += std::string(note.empty() ? "" : "; ") + "overloaded";
+    std::snprintf(line, sizeof line, "%-12s %9.1f  %9.1f  %9.2f  %9.2f  %9.2f  %8.3f  %9.1f  %7lld  %s\n",
+                  name.c_str(), r.ttft.p50, r.ttft.p99, r.tpot.p50, r.tpot.p99, r.itl.p99, r.requests_per_s,
+                  r.output_tokens_per_s, static_cast<long long>(r.preemptions), note.c_str());
+    table += line;
+    std::snprintf(line, sizeof line, "%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%lld,%lld,%lld,%s\n", name.c_str(),
+                  r.ttft.p50, r.ttft.p99, r.tpot.p50, r.tpot.p99, r.itl.p99, r.requests_per_s, r.output_tokens_per_s,
+                  static_cast<long long>(r.preemptions), static_cast<long long>(r.completed),
+                  static_cast<long long>(r.unfinished), note.c_str());
+    csv += line;
+  }
+  s = WriteFile(out_dir + "/compare.csv", csv);
+  if (!s.ok()) return Fail(s);
+  if (!quiet) {
+    std::printf("fleetsim run %s --compare schedulers  (latencies in ms)\n", path.c_str());
+    std::fputs(table.c_str(), stdout);
+    std::printf("outputs     %s/compare.csv and %s/<scheduler>/\n", out_dir.c_str(), out_dir.c_str());
+  }
+  return 0;
+}
+
 int CmdValidate(const std::string& path, const Catalog& catalog, const Policies& policies) {
   std::unique_ptr<ScenarioRun> run;
   Status s = LoadAndBuild(path, catalog, policies, &run);
@@ -177,6 +259,9 @@ int main(int argc, char** argv) {
   run->add_option("--seed", seed, "random seed (default: the scenario's)");
   run->add_flag("--trace", trace, "also write trace.json (Chrome trace format, ui.perfetto.dev)");
   run->add_flag("--quiet", quiet, "print nothing but errors and warnings");
+  std::string compare;
+  run->add_option("--compare", compare, "run once per registered policy of a kind, side by side")
+      ->check(CLI::IsMember({"schedulers"}));
 
   std::string vscenario;
   CLI::App* validate = app.add_subcommand("validate", "check a scenario without running it");
@@ -200,6 +285,7 @@ int main(int argc, char** argv) {
   Policies policies;
   RegisterBuiltins(&policies);
 
+  if (*run && compare == "schedulers") return CmdCompareSchedulers(scenario, out_dir, seed, quiet, catalog, policies);
   if (*run) return CmdRun(scenario, out_dir, seed, trace, quiet, catalog, policies);
   if (*validate) return CmdValidate(vscenario, catalog, policies);
   if (*list) return CmdList(catalog, policies);

@@ -1,13 +1,15 @@
 // BatchScheduler: picks what the next iteration of a replica runs.
 //
 // A scheduler reads the ReplicaState and builds a Batch through its methods
-// (admit, add decodes, add prefill chunks, preempt). It never touches time
-// or the executor; engines differ only here (vLLM V1, V0, Sarathi-Serve,
-// Orca, SGLang), so each is a small class registered by name.
+// (admit, resume, add decodes, add prefill chunks, preempt). It never
+// touches time or the executor; engines differ only here (vLLM V1, V0,
+// Sarathi-Serve, Orca, SGLang), so each is a small class registered by name
+// with an Options struct holding that engine's defaults.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -17,11 +19,17 @@
 
 namespace fleetsim {
 
-// Limits every scheduler honours (vLLM's names).
+// Limits every scheduler honours (vLLM's names), resolved per pool.
 struct SchedulerLimits {
   int64_t max_num_batched_tokens = 8192;  // token budget of one iteration
   int64_t max_num_seqs = 1024;            // running requests at most
+  int64_t max_model_len = 0;              // the model's context limit, tokens
 };
+
+// Scheduler-specific settings from the scenario ("scheduler_options"), by
+// name. Each factory converts them into its typed Options and rejects names
+// it does not know, so nothing looks strings up past construction.
+using SchedulerParams = std::map<std::string, double, std::less<>>;
 
 class BatchScheduler {
  public:
@@ -31,10 +39,29 @@ class BatchScheduler {
   virtual void Schedule(ReplicaState& state, SimTime now, Batch* batch) = 0;
 };
 
-using SchedulerFactory =
-    std::function<Status(const SchedulerLimits&, std::unique_ptr<BatchScheduler>*)>;
+// Errors name the offending option ("chunk_size: expected ...").
+using SchedulerFactory = std::function<Status(const SchedulerLimits&, const SchedulerParams&,
+                                              std::unique_ptr<BatchScheduler>*)>;
 using SchedulerRegistry = Registry<SchedulerFactory>;
 
 void RegisterBuiltinSchedulers(SchedulerRegistry* registry);
+
+// Shared steps of several schedulers.
+namespace sched {
+
+// Preempts until the decoding set's new blocks fit, then adds it. Returns
+// the budget the decodes used.
+int64_t RunDecodes(ReplicaState& state, SimTime now, Batch* batch);
+// Brings swapped requests back, oldest first, while their blocks (and the
+// decoders' next blocks) fit and fewer than max_num_seqs run. Call before
+// RunDecodes.
+void ResumeSwapped(ReplicaState& state, int64_t max_num_seqs, Batch* batch);
+// Reads a parameter: `*out` keeps its default when absent; errors name it.
+Status Param(const SchedulerParams& params, const char* name, double lo, double hi, double* out);
+Status IntParam(const SchedulerParams& params, const char* name, int64_t lo, int64_t hi, int64_t* out);
+// Fails on a parameter name outside `known`.
+Status OnlyParams(const SchedulerParams& params, std::initializer_list<const char*> known);
+
+}  // namespace sched
 
 }  // namespace fleetsim

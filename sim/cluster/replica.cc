@@ -22,7 +22,7 @@ Replica::Replica(Simulation& sim, const ReplicaOptions& options,
       options_(options),
       scheduler_(std::move(scheduler)),
       observer_(observer),
-      state_(options.kv_blocks, options.block_size),
+      state_(options.kv_blocks, options.block_size, options.preemption, options.host_kv_blocks),
       executor_(sim, perf, options.pipeline_depth, [this](uint64_t id) { OnBatchDone(id); }) {}
 
 RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {

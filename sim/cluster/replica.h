@@ -26,6 +26,8 @@ struct ReplicaOptions {
   int64_t kv_blocks = 0;
   int block_size = 16;
   int pipeline_depth = 1;      // pp: batches in flight (1 in the spine)
+  PreemptionMode preemption = PreemptionMode::kRecompute;
+  int64_t host_kv_blocks = 0;  // host memory for swapped KV, in blocks
 };
 
 class Replica {

@@ -4,8 +4,12 @@
 
 namespace fleetsim {
 
-ReplicaState::ReplicaState(int64_t kv_blocks, int block_size)
-    : kv_(kv_blocks, block_size), block_size_(block_size), residue_count_(block_size, 0) {
+ReplicaState::ReplicaState(int64_t kv_blocks, int block_size, PreemptionMode mode, int64_t host_blocks)
+    : mode_(mode),
+      host_blocks_(host_blocks),
+      kv_(kv_blocks, block_size),
+      block_size_(block_size),
+      residue_count_(block_size, 0) {
   FLEETSIM_CHECK(block_size > 0 && kv_blocks >= 0);
 }
 
@@ -47,6 +51,7 @@ int64_t ReplicaState::DecodeBlocksNeeded() const {
 
 int64_t ReplicaState::ChunkBlocksNeeded(SeqId id, int32_t tokens) const {
   const Seq& s = seqs_[id];
+  if (s.reserved) return 0;
   return kv_.BlocksFor(static_cast<int64_t>(s.prefilled) + tokens) - s.held_blocks;
 }
 
@@ -64,7 +69,7 @@ void ReplicaState::AddDecodes(Batch* batch) {
   batch->shape.sampled_seqs += static_cast<int32_t>(n_decode_);
 }
 
-SeqId ReplicaState::AdmitFront() {
+SeqId ReplicaState::AdmitFront(int64_t reserve_tokens) {
   FLEETSIM_CHECK(!waiting_.empty());
   SeqId id = waiting_.front();
   waiting_.pop_front();
@@ -72,6 +77,12 @@ SeqId ReplicaState::AdmitFront() {
   s.phase = SeqPhase::kPrefill;
   s.prefilled = 0;
   s.held_blocks = 0;
+  s.reserved = reserve_tokens > 0;
+  if (s.reserved) {
+    FLEETSIM_CHECK(reserve_tokens >= static_cast<int64_t>(s.req.prompt_tokens) + s.req.output_tokens);
+    s.held_blocks = kv_.BlocksFor(reserve_tokens);
+    kv_.Allocate(s.held_blocks);
+  }
   prefilling_.push_back(id);
   running_by_priority_.insert(KeyOf(id));
   return id;
@@ -101,10 +112,11 @@ void ReplicaState::JoinDecode(SeqId id, SimTime now) {
   s.kv0 = s.prefilled;
   s.d0 = decode_step_;
   s.joined_decode = now;
-  s.held_blocks = 0;  // derived from kv_len while decoding
+  if (!s.reserved) s.held_blocks = 0;  // derived from kv_len while decoding
   ++n_decode_;
   sum_base_ += s.kv0 - s.d0;
-  residue_count_[Residue(s.kv0 - s.d0)]++;
+  sum_out_base_ += s.req.output_tokens - s.generated + s.d0;
+  if (!s.reserved) residue_count_[Residue(s.kv0 - s.d0)]++;
   finish_heap_.push(FinishEntry{s.d0 + (s.req.output_tokens - s.generated), id, s.heap_gen});
   if (!fresh_.empty() && fresh_.back().first == now) {
     fresh_.back().second++;
@@ -118,9 +130,15 @@ void ReplicaState::LeaveDecode(SeqId id) {
   FLEETSIM_CHECK(s.phase == SeqPhase::kDecode);
   --n_decode_;
   sum_base_ -= s.kv0 - s.d0;
-  residue_count_[Residue(s.kv0 - s.d0)]--;
+  sum_out_base_ -= s.req.output_tokens - s.generated + s.d0;
   ++s.heap_gen;
-  kv_.Free(kv_.BlocksFor(KvLen(s)));
+  if (s.reserved) {
+    kv_.Free(s.held_blocks);
+    s.held_blocks = 0;
+  } else {
+    residue_count_[Residue(s.kv0 - s.d0)]--;
+    kv_.Free(kv_.BlocksFor(KvLen(s)));
+  }
   running_by_priority_.erase(KeyOf(id));
   // A decoder that has not decoded since it joined sits in fresh_.
   if (s.d0 == decode_step_) {
@@ -138,7 +156,7 @@ void ReplicaState::RemovePrefilling(SeqId id) {
   prefilling_.erase(it);
 }
 
-SeqId ReplicaState::PreemptLowestPriority(const Batch& batch, SimTime now) {
+SeqId ReplicaState::PreemptLowestPriority(Batch* batch, SimTime now) {
   (void)now;
   // Highest key = lowest priority; skip sequences already in the batch (and
   // every decoder once the decoding set has been added).
@@ -146,11 +164,27 @@ SeqId ReplicaState::PreemptLowestPriority(const Batch& batch, SimTime now) {
     const SeqId id = std::get<3>(*it);
     Seq& s = seqs_[id];
     if (s.in_batch) continue;
-    if (s.phase == SeqPhase::kDecode && batch.decodes) continue;
+    if (s.phase == SeqPhase::kDecode && batch->decodes) continue;
+    ++s.preemptions;
+    ++preemptions_;
     if (s.phase == SeqPhase::kDecode) {
+      const int64_t kv_len = KvLen(s);
+      const int64_t blocks = kv_.BlocksFor(kv_len);
       s.last_token = s.d0 == decode_step_ ? s.joined_decode : last_decode_end_;
-      s.generated = Generated(s);
-      LeaveDecode(id);
+      const bool swap = mode_ == PreemptionMode::kSwap && host_used_ + blocks <= host_blocks_;
+      // Generated() reads d0, so take it before leaving the decoding set.
+      const int32_t generated = Generated(s);
+      LeaveDecode(id);  // erases the priority key, frees the GPU blocks
+      s.generated = generated;
+      if (swap) {
+        s.reserved = false;
+        s.phase = SeqPhase::kSwapped;
+        s.swapped_tokens = kv_len;
+        host_used_ += blocks;
+        batch->shape.swap_out_tokens += kv_len;
+        swapped_.push_back(id);
+        return id;
+      }
     } else {
       kv_.Free(s.held_blocks);
       running_by_priority_.erase(KeyOf(id));
@@ -160,35 +194,72 @@ SeqId ReplicaState::PreemptLowestPriority(const Batch& batch, SimTime now) {
     // prefill again, which then yields the next token.
     s.phase = SeqPhase::kWaiting;
     s.held_blocks = 0;
+    s.reserved = false;
     s.prefilled = 0;
     s.prefill_target = s.req.prompt_tokens + s.generated;
-    ++s.preemptions;
-    ++preemptions_;
     waiting_.push_front(id);
     return id;
   }
   return kNoSeq;
 }
 
+int64_t ReplicaState::SwapInBlocks() const {
+  FLEETSIM_CHECK(!swapped_.empty());
+  return kv_.BlocksFor(seqs_[swapped_.front()].swapped_tokens);
+}
+
+SeqId ReplicaState::ResumeSwappedFront(Batch* batch) {
+  FLEETSIM_CHECK(!batch->decodes);
+  const SeqId id = swapped_.front();
+  swapped_.pop_front();
+  Seq& s = seqs_[id];
+  const int64_t blocks = kv_.BlocksFor(s.swapped_tokens);
+  kv_.Allocate(blocks);
+  host_used_ -= blocks;
+  batch->shape.swap_in_tokens += s.swapped_tokens;
+  // Back into the decoding set with the KV it left with; its previous token
+  // came at last_token, so the next gap spans the whole stall.
+  s.prefilled = static_cast<int32_t>(s.swapped_tokens);
+  s.swapped_tokens = 0;
+  running_by_priority_.insert(KeyOf(id));
+  JoinDecode(id, s.last_token);
+  return id;
+}
+
+int64_t ReplicaState::RemainingOutputTokens() const {
+  int64_t left = sum_out_base_ - n_decode_ * decode_step_;
+  for (SeqId id : prefilling_) left += seqs_[id].req.output_tokens - seqs_[id].generated;
+  return left;
+}
+
 bool ReplicaState::CheckInvariants() const {
-  int64_t n = 0, sum = 0, blocks = 0;
+  int64_t n = 0, sum = 0, sum_out = 0, blocks = 0, host = 0;
   std::vector<int64_t> residues(block_size_, 0);
   for (const Seq& s : seqs_) {
     if (s.phase == SeqPhase::kDecode) {
       ++n;
       sum += s.kv0 - s.d0;
-      residues[Residue(s.kv0 - s.d0)]++;
-      blocks += kv_.BlocksFor(KvLen(s));
+      sum_out += s.req.output_tokens - s.generated + s.d0;
+      if (s.reserved) {
+        blocks += s.held_blocks;
+        if (s.held_blocks < kv_.BlocksFor(KvLen(s) + 1)) return false;
+      } else {
+        residues[Residue(s.kv0 - s.d0)]++;
+        blocks += kv_.BlocksFor(KvLen(s));
+      }
     } else if (s.phase == SeqPhase::kPrefill) {
       blocks += s.held_blocks;
+    } else if (s.phase == SeqPhase::kSwapped) {
+      host += kv_.BlocksFor(s.swapped_tokens);
+      if (s.held_blocks != 0) return false;
     } else if (s.phase == SeqPhase::kWaiting && s.held_blocks != 0) {
       return false;
     }
   }
   // Blocks for the in-flight decode step are allocated before D advances.
   blocks += inflight_decode_blocks_;
-  return n == n_decode_ && sum == sum_base_ && residues == residue_count_ &&
-         blocks == kv_.used_blocks() &&
+  return n == n_decode_ && sum == sum_base_ && sum_out == sum_out_base_ && residues == residue_count_ &&
+         blocks == kv_.used_blocks() && host == host_used_ && host <= host_blocks_ &&
          static_cast<int64_t>(running_by_priority_.size()) == num_running();
 }
 

@@ -32,7 +32,13 @@ namespace fleetsim {
 using SeqId = uint32_t;
 inline constexpr SeqId kNoSeq = ~SeqId{0};
 
-enum class SeqPhase : uint8_t { kFree, kWaiting, kPrefill, kDecode, kDone };
+enum class SeqPhase : uint8_t { kFree, kWaiting, kPrefill, kDecode, kSwapped, kDone };
+
+// What preemption does with a running request's KV.
+enum class PreemptionMode {
+  kRecompute,  // drop it; the request prefills prompt + generated tokens again (vLLM's default)
+  kSwap,       // copy a decoder's KV to host memory over PCIe and back on resume (vLLM V0's swap)
+};
 
 struct Seq {
   Request req;
@@ -41,7 +47,9 @@ struct Seq {
   int32_t prefilled = 0;        // of those, already in KV (prefill phase)
   int32_t generated = 0;        // output tokens produced so far (at d0 while decoding; see Generated())
   int32_t preemptions = 0;
-  int64_t held_blocks = 0;      // KV blocks held (prefill phase; derived in decode)
+  int64_t held_blocks = 0;      // KV blocks held (prefill phase, or the whole reservation; derived in decode)
+  bool reserved = false;        // held_blocks were reserved at admission for the request's whole length (Orca)
+  int64_t swapped_tokens = 0;   // KV tokens in host memory while swapped
   // Decode phase: KV tokens at step D are kv0 + (D - d0).
   int64_t d0 = 0;
   int64_t kv0 = 0;
@@ -69,12 +77,15 @@ struct Batch {
   std::vector<Chunk> chunks;
   BatchShape shape;
   SimTime start = 0;           // set before scheduling
-  bool empty() const { return !decodes && chunks.empty(); }
+  bool empty() const { return !decodes && chunks.empty() && shape.empty(); }
 };
 
 class ReplicaState {
  public:
-  ReplicaState(int64_t kv_blocks, int block_size);
+  // `host_blocks`: KV blocks of host memory for swapped requests (0: swap
+  // falls back to recompute).
+  ReplicaState(int64_t kv_blocks, int block_size, PreemptionMode mode = PreemptionMode::kRecompute,
+               int64_t host_blocks = 0);
   ReplicaState(const ReplicaState&) = delete;
   ReplicaState& operator=(const ReplicaState&) = delete;
 
@@ -83,9 +94,16 @@ class ReplicaState {
   const std::deque<SeqId>& waiting() const { return waiting_; }
   // Prefilling requests, in admission order.
   const std::vector<SeqId>& prefilling() const { return prefilling_; }
+  // Swapped-out requests, in the order they were swapped out.
+  const std::deque<SeqId>& swapped() const { return swapped_; }
+  int64_t host_blocks_used() const { return host_used_; }
+  // Output tokens the running requests have still to produce.
+  int64_t RemainingOutputTokens() const;
   int64_t num_decoding() const { return n_decode_; }
   int64_t num_running() const { return n_decode_ + static_cast<int64_t>(prefilling_.size()); }
-  int64_t num_live() const { return num_running() + static_cast<int64_t>(waiting_.size()); }
+  int64_t num_live() const {
+    return num_running() + static_cast<int64_t>(waiting_.size() + swapped_.size());
+  }
   const KvCacheManager& kv() const { return kv_; }
   int64_t decode_step() const { return decode_step_; }
   // New KV blocks the decoding set needs to run one more step.
@@ -103,15 +121,25 @@ class ReplicaState {
   // Adds one step of every decoding sequence, allocating its new blocks.
   // REQUIRES: kv().CanAllocate(DecodeBlocksNeeded()), no decodes in batch.
   void AddDecodes(Batch* batch);
-  // Moves the front waiting request to the running (prefilling) set.
-  SeqId AdmitFront();
+  // Moves the front waiting request to the running (prefilling) set. With
+  // reserve_tokens > 0, KV blocks for that many tokens are taken now and
+  // cover the request's whole life (Orca's reservation).
+  // REQUIRES: the reservation fits.
+  SeqId AdmitFront(int64_t reserve_tokens = 0);
+  // Brings the first swapped request back: allocates its blocks, adds the
+  // copy to `batch` and makes it a decoder of this step. Call before
+  // AddDecodes. REQUIRES: kv().CanAllocate(SwapInBlocks()).
+  SeqId ResumeSwappedFront(Batch* batch);
+  int64_t SwapInBlocks() const;  // blocks the first swapped request needs
   // Adds a chunk of `tokens` prefill tokens of prefilling `id`, allocating
   // its blocks. REQUIRES: blocks available, 0 < tokens <= PrefillLeft(id).
   void AddChunk(SeqId id, int32_t tokens, Batch* batch);
-  // Preempts (recompute) the lowest-priority running request not already in
-  // `batch` (highest (priority, arrival, id)): frees its blocks and puts it
-  // at the front of the waiting queue. Returns it, or kNoSeq if none.
-  SeqId PreemptLowestPriority(const Batch& batch, SimTime now);
+  // Preempts the lowest-priority running request not already in `batch`
+  // (highest (priority, arrival, id)) and frees its blocks. A decoder is
+  // swapped out when the mode is kSwap and host memory has room (the copy
+  // is added to `batch`); otherwise the request goes to the front of the
+  // waiting queue to be recomputed. Returns it, or kNoSeq if none.
+  SeqId PreemptLowestPriority(Batch* batch, SimTime now);
   int64_t preemptions() const { return preemptions_; }
 
   // ---- Replica side --------------------------------------------------------
@@ -153,6 +181,10 @@ class ReplicaState {
   std::vector<SeqId> free_slots_;
   std::deque<SeqId> waiting_;
   std::vector<SeqId> prefilling_;
+  std::deque<SeqId> swapped_;
+  PreemptionMode mode_;
+  int64_t host_blocks_;
+  int64_t host_used_ = 0;
   std::set<PriorityKey> running_by_priority_;
   KvCacheManager kv_;
   int block_size_;
@@ -161,6 +193,7 @@ class ReplicaState {
   int64_t decode_step_ = 0;  // D
   int64_t n_decode_ = 0;
   int64_t sum_base_ = 0;     // sum of kv0 - d0
+  int64_t sum_out_base_ = 0; // sum of output_tokens - generated + d0 (tokens left: that - n*D)
   std::vector<int64_t> residue_count_;
   struct FinishEntry {
     int64_t step;

@@ -5,18 +5,20 @@
 
 namespace fleetsim {
 
-void VllmScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
-  int64_t budget = limits_.max_num_batched_tokens;
+Status VllmScheduler::Make(const SchedulerLimits& limits, const SchedulerParams& params,
+                           std::unique_ptr<BatchScheduler>* out) {
+  FLEETSIM_RETURN_IF_ERROR(sched::OnlyParams(params, {}));
+  *out = std::make_unique<VllmScheduler>(limits);
+  return Status::Ok();
+}
 
-  // 1. Running decoders, one token each. They come first in the running
-  // order; preempt until their new blocks fit.
-  while (state.num_decoding() > 0 && !state.kv().CanAllocate(state.DecodeBlocksNeeded())) {
-    if (state.PreemptLowestPriority(*batch, now) == kNoSeq) break;
-  }
-  if (state.num_decoding() > 0 && state.kv().CanAllocate(state.DecodeBlocksNeeded())) {
-    state.AddDecodes(batch);
-    budget -= batch->decode_seqs;
-  }
+void ScheduleRunningFirst(ReplicaState& state, SimTime now, int64_t budget, int64_t max_num_seqs,
+                          Batch* batch) {
+  // 0. Swapped requests (swap preemption only) rejoin the decoders.
+  sched::ResumeSwapped(state, max_num_seqs, batch);
+
+  // 1. Running decoders, one token each; preempt until their blocks fit.
+  budget -= sched::RunDecodes(state, now, batch);
 
   // 2. Running requests still in prefill, in admission order. Copy: a
   // preemption edits the list.
@@ -27,7 +29,7 @@ void VllmScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
     const int32_t tokens = static_cast<int32_t>(std::min<int64_t>(state.PrefillLeft(id), budget));
     bool preempted_self = false;
     while (!state.kv().CanAllocate(state.ChunkBlocksNeeded(id, tokens))) {
-      SeqId victim = state.PreemptLowestPriority(*batch, now);
+      SeqId victim = state.PreemptLowestPriority(batch, now);
       if (victim == kNoSeq || victim == id) {
         preempted_self = true;
         break;
@@ -39,7 +41,7 @@ void VllmScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
   }
 
   // 3. Waiting requests, first come first served.
-  while (budget > 0 && !state.waiting().empty() && state.num_running() < limits_.max_num_seqs) {
+  while (budget > 0 && !state.waiting().empty() && state.num_running() < max_num_seqs) {
     const Seq& front = state.seq(state.waiting().front());
     const int64_t need = front.prefill_target;  // nothing in KV yet
     const int32_t tokens = static_cast<int32_t>(std::min<int64_t>(need, budget));
@@ -50,14 +52,8 @@ void VllmScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
   }
 }
 
-void RegisterBuiltinSchedulers(SchedulerRegistry* registry) {
-  registry->Add("vllm",
-                "vLLM V1 (default): running first, chunked prefill fills one token budget, "
-                "preempt latest-arrived by recompute",
-                [](const SchedulerLimits& limits, std::unique_ptr<BatchScheduler>* out) {
-                  *out = std::make_unique<VllmScheduler>(limits);
-                  return Status::Ok();
-                });
+void VllmScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
+  ScheduleRunningFirst(state, now, limits_.max_num_batched_tokens, limits_.max_num_seqs, batch);
 }
 
 }  // namespace fleetsim

@@ -9,7 +9,9 @@
 // cannot get KV blocks, the lowest-priority (latest-arrived) running request
 // not yet scheduled in this step is preempted and later recomputed; if that
 // is the request itself, it stops there. A waiting request that does not fit
-// stops admission (no preemption on its behalf).
+// stops admission (no preemption on its behalf). V1 has no swap; with the
+// pool's preemption set to swap, swapped requests resume before admission.
+// Options: none beyond the limits.
 #pragma once
 
 #include "sim/cluster/batch_scheduler.h"
@@ -19,10 +21,17 @@ namespace fleetsim {
 class VllmScheduler final : public BatchScheduler {
  public:
   explicit VllmScheduler(const SchedulerLimits& limits) : limits_(limits) {}
+  static Status Make(const SchedulerLimits& limits, const SchedulerParams& params,
+                     std::unique_ptr<BatchScheduler>* out);
   void Schedule(ReplicaState& state, SimTime now, Batch* batch) override;
 
  private:
   SchedulerLimits limits_;
 };
+
+// The body of VllmScheduler::Schedule with a given budget, shared with
+// Sarathi-Serve, whose rule is the same with a small fixed budget.
+void ScheduleRunningFirst(ReplicaState& state, SimTime now, int64_t budget, int64_t max_num_seqs,
+                          Batch* batch);
 
 }  // namespace fleetsim

@@ -222,6 +222,12 @@ void MetricsCollector::OnIteration(int replica, SimTime start, SimTime end, cons
   t.Int(s.decode_seqs);
   t.Raw(",\"decode_kv_tokens\":");
   t.Int(s.decode_kv_tokens);
+  if (s.swap_in_tokens + s.swap_out_tokens > 0) {
+    t.Raw(",\"swap_in_tokens\":");
+    t.Int(s.swap_in_tokens);
+    t.Raw(",\"swap_out_tokens\":");
+    t.Int(s.swap_out_tokens);
+  }
   t.Raw("}}");
   trace_.MaybeFlush();
 }

@@ -66,6 +66,14 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   // vLLM's serving defaults (vllm/engine/arg_utils.py, V1): large budgets on
   // big GPUs other than A100.
   const bool big = plan->gpu->memory_mib >= 70 * 1024 && plan->gpu->family != "A100";
+  plan->max_model_len = m.max_model_len;
+  if (p.max_model_len) {
+    if (*p.max_model_len > m.max_model_len)
+      return Status::Invalid(p.path + ".max_model_len: " + std::to_string(*p.max_model_len) + " exceeds " + m.name +
+                             "'s context of " + std::to_string(m.max_model_len) + " tokens");
+    plan->max_model_len = *p.max_model_len;
+  }
+  plan->limits.max_model_len = plan->max_model_len;
   plan->limits.max_num_batched_tokens = p.max_num_batched_tokens.value_or(big ? 8192 : 2048);
   plan->limits.max_num_seqs = p.max_num_seqs.value_or(big ? 1024 : 256);
   if (plan->limits.max_num_batched_tokens < plan->limits.max_num_seqs)
@@ -78,7 +86,18 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   mo.gpu_memory_utilization = p.gpu_memory_utilization;
   mo.block_size = p.block_size;
   mo.max_num_batched_tokens = plan->limits.max_num_batched_tokens;
-  FLEETSIM_RETURN_IF_ERROR(PlanMemory(m, *plan->gpu, plan->shard, mo, &plan->memory).WithPrefix(p.path + ": "));
+  ModelSpec engine_model = m;  // the memory check is for one sequence of the engine's max_model_len
+  engine_model.max_model_len = static_cast<int>(plan->max_model_len);
+  FLEETSIM_RETURN_IF_ERROR(
+      PlanMemory(engine_model, *plan->gpu, plan->shard, mo, &plan->memory).WithPrefix(p.path + ": "));
+  // The scheduler's options are checked now, so `validate` reports them.
+  std::unique_ptr<BatchScheduler> probe;
+  FLEETSIM_RETURN_IF_ERROR(plan->scheduler->factory(plan->limits, p.scheduler_options, &probe)
+                               .WithPrefix(p.path + "."));
+  plan->preemption = p.preemption == "swap" ? PreemptionMode::kSwap : PreemptionMode::kRecompute;
+  const double block_bytes =
+      static_cast<double>(p.block_size) * static_cast<double>(KvBytesPerTokenPerGpu(m, plan->shard));
+  plan->host_kv_blocks = static_cast<int64_t>(p.swap_space_gib * 1073741824.0 / block_bytes);
 
   if (p.usd_per_gpu_hour) {
     plan->usd_per_gpu_hour = p.usd_per_gpu_hour;
@@ -174,12 +193,15 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
       ro.index = static_cast<int>(replicas.size());
       ro.pool = static_cast<int>(pi);
       ro.model = p.model->name;
-      ro.max_model_len = p.model->max_model_len;
+      ro.max_model_len = static_cast<int>(p.max_model_len);
+      ro.preemption = p.preemption;
+      ro.host_kv_blocks = p.host_kv_blocks;
       ro.kv_blocks = p.memory.kv_blocks;
       ro.block_size = p.spec->block_size;
       ro.pipeline_depth = 1;
       std::unique_ptr<BatchScheduler> sched;
-      FLEETSIM_RETURN_IF_ERROR(p.scheduler->factory(p.limits, &sched).WithPrefix(spec_.file + ": " + p.spec->path + ": "));
+      FLEETSIM_RETURN_IF_ERROR(p.scheduler->factory(p.limits, p.spec->scheduler_options, &sched)
+                                   .WithPrefix(spec_.file + ": " + p.spec->path + "."));
       replicas.push_back(std::make_unique<Replica>(sim, ro, std::move(sched), *perf.back(), *metrics));
       by_model[p.model->name].push_back(replicas.back().get());
     }

@@ -37,6 +37,9 @@ struct PoolPlan {
   ShardPlan shard;
   SchedulerLimits limits;
   MemoryPlan memory;
+  int64_t max_model_len = 0;     // the engine's limit: the model's, or the pool's lower override
+  PreemptionMode preemption = PreemptionMode::kRecompute;
+  int64_t host_kv_blocks = 0;    // swap space, in KV blocks
   std::optional<double> usd_per_gpu_hour;
   std::string price_source;
 };

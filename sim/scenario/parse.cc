@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,8 +28,15 @@ const KeyTable kTables[] = {
     {"", {"name", "description", "seed", "duration_s", "warmup_s", "model", "fleet", "traffic", "slo", "perf"}},
     {"fleet", {"router", "pools"}},
     {"fleet.pools[]",
-     {"name", "model", "gpu", "replicas", "tp", "pp", "engine", "scheduler", "max_num_batched_tokens",
-      "max_num_seqs", "gpu_memory_utilization", "block_size", "pricing_class", "usd_per_gpu_hour"}},
+     {"name", "model", "gpu", "replicas", "tp", "pp", "engine", "scheduler", "scheduler_options", "preemption",
+      "swap_space_gib", "max_model_len", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
+      "block_size", "pricing_class", "usd_per_gpu_hour"}},
+    // The union of every registered scheduler's options; each scheduler
+    // refuses the ones that are not its own.
+    {"fleet.pools[].scheduler_options",
+     {"watermark", "chunk_size", "reserve_request_length", "chunked_prefill_size", "max_prefill_tokens",
+      "schedule_conservativeness", "init_new_token_ratio", "min_new_token_ratio", "new_token_ratio_decay_steps",
+      "clip_max_new_tokens"}},
     {"traffic", {"trace", "generator", "max_requests", "max_arrival_s"}},
     {"traffic.trace", {"format", "path", "start_s", "end_s", "rate_scale"}},
     {"traffic.generator",
@@ -321,6 +329,45 @@ void ParsePools(Obj& fleet, ScenarioSpec* spec, Status* err) {
     o.Int("pp", &p.pp, 1, 1024);
     o.String("engine", &p.engine);
     o.String("scheduler", &p.scheduler);
+    if (o.Has("scheduler_options")) {
+      // Types and ranges as in the schema; which scheduler takes which
+      // option is checked when the run is built.
+      struct OptionRange {
+        const char* name;
+        bool integer;
+        double lo, hi;
+      };
+      static const OptionRange kOptions[] = {
+          {"watermark", false, 0, 0.5},
+          {"chunk_size", true, 1, 1 << 24},
+          {"reserve_request_length", true, 0, 1},
+          {"chunked_prefill_size", true, 1, 1 << 30},
+          {"max_prefill_tokens", true, 1, 1 << 30},
+          {"schedule_conservativeness", false, 0.01, 100},
+          {"init_new_token_ratio", false, 0, 1},
+          {"min_new_token_ratio", false, 0, 1},
+          {"new_token_ratio_decay_steps", true, 1, 1 << 30},
+          {"clip_max_new_tokens", true, 1, 1 << 30},
+      };
+      Obj so(o.At("scheduler_options"), p.path + ".scheduler_options", "fleet.pools[].scheduler_options", err);
+      for (const OptionRange& r : kOptions) {
+        if (!so.Has(r.name)) continue;
+        const json& v = so.At(r.name);
+        const double x = v.is_number() ? v.get<double>() : std::nan("");
+        const bool good = std::isfinite(x) && x >= r.lo && x <= r.hi && (!r.integer || std::floor(x) == x);
+        if (!good) {
+          char range[96];
+          std::snprintf(range, sizeof range, "%s in [%g, %g]", r.integer ? "an integer" : "a number", r.lo, r.hi);
+          so.Fail(so.Join(r.name), std::string("expected ") + range + ", got " + Describe(v));
+          break;
+        }
+        p.scheduler_options[r.name] = x;
+      }
+    }
+    const int pre = o.Choice("preemption", {"recompute", "swap"}, false);
+    if (pre >= 0) p.preemption = pre == 0 ? "recompute" : "swap";
+    o.Number("swap_space_gib", &p.swap_space_gib, Obj::Range::kNonNegative);
+    o.OptInt("max_model_len", &p.max_model_len, 1, int64_t{1} << 30);
     o.OptInt("max_num_batched_tokens", &p.max_num_batched_tokens, 1, int64_t{1} << 30);
     o.OptInt("max_num_seqs", &p.max_num_seqs, 1, int64_t{1} << 30);
     o.Number("gpu_memory_utilization", &p.gpu_memory_utilization, Obj::Range::kFraction);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,11 @@ struct PoolSpec {
   int pp = 1;
   std::string engine = "vllm";     // CPU-overhead figures (model/engines)
   std::string scheduler = "vllm";  // batch scheduler (registry)
+  // Scheduler-specific options, checked by the scheduler's factory.
+  std::map<std::string, double, std::less<>> scheduler_options;
+  std::string preemption = "recompute";  // "recompute" or "swap"
+  double swap_space_gib = 4;             // host memory per GPU for swapped KV (vLLM's --swap-space)
+  std::optional<int64_t> max_model_len;  // engine's context limit, at most the model's
   // vLLM defaults when unset: 8192 tokens and 1024 sequences on GPUs of
   // 70 GiB or more other than A100, else 2048 and 256.
   std::optional<int64_t> max_num_batched_tokens;

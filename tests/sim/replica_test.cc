@@ -47,6 +47,7 @@ struct Fixture {
       : sim(1) {
     ReplicaOptions o;
     o.max_model_len = max_model_len;
+    limits.max_model_len = max_model_len;
     o.kv_blocks = kv_blocks;
     o.block_size = 16;
     replica = std::make_unique<Replica>(sim, o, std::make_unique<VllmScheduler>(limits), perf, rec);
