@@ -25,6 +25,9 @@ struct BatchShape {
   // preemption), in tokens of KV; the copies block the iteration.
   int64_t swap_in_tokens = 0;
   int64_t swap_out_tokens = 0;
+  // Prompt tokens found in the prefix cache by requests admitted this
+  // iteration: skipped, so not costed; recorded for the timeline.
+  int64_t cached_tokens = 0;
 
   int64_t tokens() const { return prefill_tokens + decode_tokens; }
   int32_t seqs() const { return prefill_seqs + decode_seqs; }

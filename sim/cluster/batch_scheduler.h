@@ -31,9 +31,17 @@ struct SchedulerLimits {
 // it does not know, so nothing looks strings up past construction.
 using SchedulerParams = std::map<std::string, double, std::less<>>;
 
+// How an engine treats prefix caching.
+struct PrefixCachePolicy {
+  bool supported = true;   // false: the engine has none (a pool may not turn it on)
+  bool by_default = true;  // on unless the pool says otherwise
+  PrefixCache::Eviction eviction = PrefixCache::Eviction::kLru;
+};
+
 class BatchScheduler {
  public:
   virtual ~BatchScheduler() = default;
+  virtual PrefixCachePolicy prefix_cache_policy() const { return {}; }
   // Fills `batch` (initially empty) for an iteration starting at `now`. May
   // leave it empty when nothing can run.
   virtual void Schedule(ReplicaState& state, SimTime now, Batch* batch) = 0;

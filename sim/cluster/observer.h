@@ -26,6 +26,7 @@ struct RequestRecord {
   int32_t generated_tokens = 0;  // produced (== output_tokens when completed)
   int32_t replica = -1;          // -1: never reached one
   int32_t preemptions = 0;
+  int32_t cached_tokens = 0;     // prompt tokens found in the prefix cache at first admission
   RequestStatus status = RequestStatus::kCompleted;
   std::string_view reason;       // why rejected/failed/unfinished; empty when completed
 };

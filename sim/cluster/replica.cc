@@ -22,8 +22,16 @@ Replica::Replica(Simulation& sim, const ReplicaOptions& options,
       options_(options),
       scheduler_(std::move(scheduler)),
       observer_(observer),
-      state_(options.kv_blocks, options.block_size, options.preemption, options.host_kv_blocks),
+      state_(options.kv_blocks, options.block_size, options.preemption, options.host_kv_blocks,
+             PrefixCacheFor(*scheduler_, options)),
       executor_(sim, perf, options.pipeline_depth, [this](uint64_t id) { OnBatchDone(id); }) {}
+
+std::optional<PrefixCache::Eviction> Replica::PrefixCacheFor(const BatchScheduler& scheduler,
+                                                              const ReplicaOptions& options) {
+  const PrefixCachePolicy policy = scheduler.prefix_cache_policy();
+  if (!policy.supported || !options.prefix_caching.value_or(policy.by_default)) return std::nullopt;
+  return policy.eviction;
+}
 
 RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
   RequestRecord r;
@@ -37,6 +45,7 @@ RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
   r.generated_tokens = state_.Generated(s);
   r.replica = options_.index;
   r.preemptions = s.preemptions;
+  r.cached_tokens = std::max(0, s.cached_tokens);
   r.status = status;
   return r;
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "sim/cluster/batch_scheduler.h"
@@ -28,6 +29,7 @@ struct ReplicaOptions {
   int pipeline_depth = 1;      // pp: batches in flight (1 in the spine)
   PreemptionMode preemption = PreemptionMode::kRecompute;
   int64_t host_kv_blocks = 0;  // host memory for swapped KV, in blocks
+  std::optional<bool> prefix_caching;  // unset: the scheduler's engine default
 };
 
 class Replica {
@@ -56,6 +58,8 @@ class Replica {
   void ReportUnfinished(SimTime end, std::string_view reason);
 
  private:
+  static std::optional<PrefixCache::Eviction> PrefixCacheFor(const BatchScheduler& scheduler,
+                                                             const ReplicaOptions& options);
   void MaybeStep();
   void OnBatchDone(uint64_t batch_id);
   RequestRecord RecordOf(const Seq& s, RequestStatus status) const;

@@ -4,10 +4,11 @@
 
 namespace fleetsim {
 
-ReplicaState::ReplicaState(int64_t kv_blocks, int block_size, PreemptionMode mode, int64_t host_blocks)
+ReplicaState::ReplicaState(int64_t kv_blocks, int block_size, PreemptionMode mode, int64_t host_blocks,
+                           std::optional<PrefixCache::Eviction> prefix_cache)
     : mode_(mode),
       host_blocks_(host_blocks),
-      kv_(kv_blocks, block_size),
+      kv_(kv_blocks, block_size, prefix_cache),
       block_size_(block_size),
       residue_count_(block_size, 0) {
   FLEETSIM_CHECK(block_size > 0 && kv_blocks >= 0);
@@ -52,7 +53,7 @@ int64_t ReplicaState::DecodeBlocksNeeded() const {
 int64_t ReplicaState::ChunkBlocksNeeded(SeqId id, int32_t tokens) const {
   const Seq& s = seqs_[id];
   if (s.reserved) return 0;
-  return kv_.BlocksFor(static_cast<int64_t>(s.prefilled) + tokens) - s.held_blocks;
+  return kv_.BlocksFor(static_cast<int64_t>(s.prefilled) + tokens) - s.shared_blocks - s.held_blocks;
 }
 
 void ReplicaState::AddDecodes(Batch* batch) {
@@ -137,8 +138,9 @@ void ReplicaState::LeaveDecode(SeqId id) {
     s.held_blocks = 0;
   } else {
     residue_count_[Residue(s.kv0 - s.d0)]--;
-    kv_.Free(kv_.BlocksFor(KvLen(s)));
+    kv_.Free(kv_.BlocksFor(KvLen(s)) - s.shared_blocks);
   }
+  ReleasePrefix(s);
   running_by_priority_.erase(KeyOf(id));
   // A decoder that has not decoded since it joined sits in fresh_.
   if (s.d0 == decode_step_) {
@@ -187,6 +189,7 @@ SeqId ReplicaState::PreemptLowestPriority(Batch* batch, SimTime now) {
       }
     } else {
       kv_.Free(s.held_blocks);
+      ReleasePrefix(s);
       running_by_priority_.erase(KeyOf(id));
       RemovePrefilling(id);
     }
@@ -201,6 +204,93 @@ SeqId ReplicaState::PreemptLowestPriority(Batch* batch, SimTime now) {
     return id;
   }
   return kNoSeq;
+}
+
+void ReplicaState::MatchPrefix(const Seq& s, std::vector<PrefixCache::NodeId>* nodes) const {
+  nodes->clear();
+  const PrefixCache* cache = kv_.cache();
+  const int32_t per_id = s.req.prefix_block_tokens;
+  if (!cache || s.req.prefix_blocks.empty() || per_id <= 0 || per_id % block_size_ != 0) return;
+  cache->Match(s.req.prefix_blocks, nodes);
+  // Only ids wholly inside the prompt, and at least one token left to
+  // compute the first logits from.
+  while (!nodes->empty() && (static_cast<int64_t>(nodes->size()) * per_id > s.req.prompt_tokens ||
+                             static_cast<int64_t>(nodes->size()) * per_id > s.prefill_target - 1))
+    nodes->pop_back();
+}
+
+int64_t ReplicaState::FrontCachedTokens() const {
+  if (waiting_.empty() || !kv_.cache()) return 0;
+  std::vector<PrefixCache::NodeId> nodes;
+  const Seq& s = seqs_[waiting_.front()];
+  MatchPrefix(s, &nodes);
+  return static_cast<int64_t>(nodes.size()) * s.req.prefix_block_tokens;
+}
+
+SeqId ReplicaState::TryAdmitFront(int64_t max_tokens, bool whole, int64_t keep_free, Batch* batch) {
+  if (waiting_.empty() || max_tokens <= 0) return kNoSeq;
+  const SeqId id = waiting_.front();
+  Seq& s = seqs_[id];
+  MatchPrefix(s, &match_scratch_);
+  const int64_t hit = static_cast<int64_t>(match_scratch_.size()) * s.req.prefix_block_tokens;
+  const int64_t left = s.prefill_target - hit;
+  const int64_t tokens = std::min(left, max_tokens);
+  if (whole && tokens < left) return kNoSeq;
+  // Referenced nodes are no longer evictable: take them before checking.
+  PrefixCache* cache = kv_.cache();
+  int64_t shared = 0;
+  for (PrefixCache::NodeId n : match_scratch_) {
+    cache->Acquire(n);
+    shared += cache->Blocks(n);
+  }
+  const int64_t blocks = kv_.BlocksFor(hit + tokens) - shared;
+  if (!kv_.CanAllocate(blocks + keep_free)) {
+    for (PrefixCache::NodeId n : match_scratch_) cache->Release(n);
+    return kNoSeq;
+  }
+  AdmitFront();
+  s.nodes = match_scratch_;
+  s.shared_blocks = shared;
+  s.prefilled = static_cast<int32_t>(hit);
+  batch->shape.cached_tokens += hit;
+  if (s.cached_tokens < 0) {
+    s.cached_tokens = static_cast<int32_t>(hit);
+    prefix_hit_tokens_ += hit;
+    prefix_prompt_tokens_ += s.req.prompt_tokens;
+  }
+  AddChunk(id, static_cast<int32_t>(tokens), batch);
+  return id;
+}
+
+void ReplicaState::PublishPrefix(SeqId id) {
+  Seq& s = seqs_[id];
+  PrefixCache* cache = kv_.cache();
+  const int32_t per_id = s.req.prefix_block_tokens;
+  if (s.req.prefix_blocks.empty() || per_id <= 0 || per_id % block_size_ != 0 || s.reserved) return;
+  const int64_t per_blocks = per_id / block_size_;
+  const size_t full_ids = std::min(s.req.prefix_blocks.size(), static_cast<size_t>(s.req.prompt_tokens / per_id));
+  PrefixCache::NodeId parent = s.nodes.empty() ? PrefixCache::kRoot : s.nodes.back();
+  for (size_t i = s.nodes.size(); i < full_ids; ++i) {
+    PrefixCache::NodeId node = cache->Child(parent, s.req.prefix_blocks[i]);
+    if (node != 0) {
+      // Cached by another request meanwhile: share it, drop our copy.
+      cache->Acquire(node);
+      kv_.Free(per_blocks);
+    } else {
+      node = cache->Insert(parent, s.req.prefix_blocks[i], per_blocks);
+      kv_.MoveToCache(per_blocks);
+    }
+    s.held_blocks -= per_blocks;
+    s.shared_blocks += per_blocks;
+    s.nodes.push_back(node);
+    parent = node;
+  }
+}
+
+void ReplicaState::ReleasePrefix(Seq& s) {
+  for (PrefixCache::NodeId n : s.nodes) kv_.cache()->Release(n);
+  s.nodes.clear();
+  s.shared_blocks = 0;
 }
 
 int64_t ReplicaState::SwapInBlocks() const {
@@ -245,7 +335,7 @@ bool ReplicaState::CheckInvariants() const {
         if (s.held_blocks < kv_.BlocksFor(KvLen(s) + 1)) return false;
       } else {
         residues[Residue(s.kv0 - s.d0)]++;
-        blocks += kv_.BlocksFor(KvLen(s));
+        blocks += kv_.BlocksFor(KvLen(s)) - s.shared_blocks;
       }
     } else if (s.phase == SeqPhase::kPrefill) {
       blocks += s.held_blocks;

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -24,6 +25,7 @@
 
 #include "model/batch_shape.h"
 #include "sim/cluster/kv_cache.h"
+#include "sim/cluster/prefix_cache.h"
 #include "sim/engine/time.h"
 #include "sim/traffic/request.h"
 
@@ -50,6 +52,11 @@ struct Seq {
   int64_t held_blocks = 0;      // KV blocks held (prefill phase, or the whole reservation; derived in decode)
   bool reserved = false;        // held_blocks were reserved at admission for the request's whole length (Orca)
   int64_t swapped_tokens = 0;   // KV tokens in host memory while swapped
+  // Prefix caching: the cached prefix nodes this request references, and
+  // their blocks (part of its KV, not of held_blocks).
+  std::vector<PrefixCache::NodeId> nodes;
+  int64_t shared_blocks = 0;
+  int32_t cached_tokens = -1;   // prompt tokens found cached at first admission (-1: not admitted yet)
   // Decode phase: KV tokens at step D are kv0 + (D - d0).
   int64_t d0 = 0;
   int64_t kv0 = 0;
@@ -85,7 +92,7 @@ class ReplicaState {
   // `host_blocks`: KV blocks of host memory for swapped requests (0: swap
   // falls back to recompute).
   ReplicaState(int64_t kv_blocks, int block_size, PreemptionMode mode = PreemptionMode::kRecompute,
-               int64_t host_blocks = 0);
+               int64_t host_blocks = 0, std::optional<PrefixCache::Eviction> prefix_cache = std::nullopt);
   ReplicaState(const ReplicaState&) = delete;
   ReplicaState& operator=(const ReplicaState&) = delete;
 
@@ -121,6 +128,19 @@ class ReplicaState {
   // Adds one step of every decoding sequence, allocating its new blocks.
   // REQUIRES: kv().CanAllocate(DecodeBlocksNeeded()), no decodes in batch.
   void AddDecodes(Batch* batch);
+  // Admits the front waiting request with a first prefill chunk of at most
+  // `max_tokens` (with `whole`, its entire prefill or nothing), reusing the
+  // longest cached prefix of its prompt, if the chunk's blocks fit while
+  // `keep_free` blocks stay available. Returns it, or kNoSeq (nothing
+  // changed). The way every scheduler but Orca admits.
+  SeqId TryAdmitFront(int64_t max_tokens, bool whole, int64_t keep_free, Batch* batch);
+  // Prompt tokens the front waiting request would find cached.
+  int64_t FrontCachedTokens() const;
+  // Prefix-cache figures: prompt tokens found cached and prompt tokens
+  // admitted (first admissions only), blocks evicted.
+  int64_t prefix_hit_tokens() const { return prefix_hit_tokens_; }
+  int64_t prefix_prompt_tokens() const { return prefix_prompt_tokens_; }
+  bool prefix_caching() const { return kv_.cache() != nullptr; }
   // Moves the front waiting request to the running (prefilling) set. With
   // reserve_tokens > 0, KV blocks for that many tokens are taken now and
   // cover the request's whole life (Orca's reservation).
@@ -174,6 +194,13 @@ class ReplicaState {
     return static_cast<int>(r < 0 ? r + block_size_ : r);
   }
   void JoinDecode(SeqId id, SimTime now);
+  // Cached prefix nodes `s` would reuse (the longest match inside its
+  // prompt, leaving at least one token to compute).
+  void MatchPrefix(const Seq& s, std::vector<PrefixCache::NodeId>* nodes) const;
+  // At the end of a prefill: the prompt's full prefix blocks become cache
+  // nodes (or, when another request cached them meanwhile, are shared).
+  void PublishPrefix(SeqId id);
+  void ReleasePrefix(Seq& s);
   void LeaveDecode(SeqId id);
   void RemovePrefilling(SeqId id);
 
@@ -210,6 +237,9 @@ class ReplicaState {
   SimTime last_decode_end_ = 0;
   int64_t inflight_decode_blocks_ = 0;  // allocated by AddDecodes, not yet reflected in D
   int64_t preemptions_ = 0;
+  int64_t prefix_hit_tokens_ = 0;
+  int64_t prefix_prompt_tokens_ = 0;
+  std::vector<PrefixCache::NodeId> match_scratch_;
   std::vector<SeqId> finished_scratch_;
 };
 
@@ -258,10 +288,12 @@ void ReplicaState::Complete(Batch& batch, SimTime end, GapFn&& gap, FinishFn&& f
     s.last_token = end;
     ++s.generated;
     RemovePrefilling(c.seq);
+    if (kv_.cache()) PublishPrefix(c.seq);
     if (s.generated >= s.req.output_tokens) {
       s.phase = SeqPhase::kDone;
       kv_.Free(s.held_blocks);
       s.held_blocks = 0;
+      ReleasePrefix(s);
       running_by_priority_.erase(KeyOf(c.seq));
       finished_scratch_.push_back(c.seq);
     } else {

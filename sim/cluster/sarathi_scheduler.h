@@ -23,6 +23,7 @@ class SarathiScheduler final : public BatchScheduler {
   static Status Make(const SchedulerLimits& limits, const SchedulerParams& params,
                      std::unique_ptr<BatchScheduler>* out);
   void Schedule(ReplicaState& state, SimTime now, Batch* batch) override;
+  PrefixCachePolicy prefix_cache_policy() const override { return {true, false, PrefixCache::Eviction::kLru}; }
 
  private:
   Options options_;

@@ -63,14 +63,16 @@ void SglangScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
     const double estimate =
         static_cast<double>(std::min<int64_t>(front.req.output_tokens - front.generated, options_.clip_max_new_tokens)) *
         ratio_;
-    if (static_cast<double>(front.prefill_target) + estimate > room) break;
-    const int32_t tokens = static_cast<int32_t>(std::min<int64_t>(front.prefill_target, chunk_budget));
-    if (!state.kv().CanAllocate(state.kv().BlocksFor(tokens))) break;
-    const SeqId id = state.AdmitFront();
-    state.AddChunk(id, tokens, batch);
+    // A radix-tree hit needs no new KV for the cached part.
+    const double extend = static_cast<double>(front.prefill_target - state.FrontCachedTokens());
+    if (extend + estimate > room) break;
+    if (state.TryAdmitFront(std::min(chunk_budget, prefill_budget), /*whole=*/false, /*keep_free=*/0, batch) ==
+        kNoSeq)
+      break;
+    const int32_t tokens = batch->chunks.back().tokens;
     chunk_budget -= tokens;
     prefill_budget -= tokens;
-    room -= static_cast<double>(front.prefill_target) + estimate;
+    room -= extend + estimate;
   }
   if (!batch->chunks.empty()) return;
 

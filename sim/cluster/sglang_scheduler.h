@@ -36,6 +36,7 @@ class SglangScheduler final : public BatchScheduler {
   static Status Make(const SchedulerLimits& limits, const SchedulerParams& params,
                      std::unique_ptr<BatchScheduler>* out);
   void Schedule(ReplicaState& state, SimTime now, Batch* batch) override;
+  PrefixCachePolicy prefix_cache_policy() const override { return {true, true, PrefixCache::Eviction::kLeafLru}; }
   double new_token_ratio() const { return ratio_; }
 
  private:

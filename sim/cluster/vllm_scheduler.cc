@@ -40,15 +40,11 @@ void ScheduleRunningFirst(ReplicaState& state, SimTime now, int64_t budget, int6
     budget -= tokens;
   }
 
-  // 3. Waiting requests, first come first served.
+  // 3. Waiting requests, first come first served, each reusing its cached
+  // prefix.
   while (budget > 0 && !state.waiting().empty() && state.num_running() < max_num_seqs) {
-    const Seq& front = state.seq(state.waiting().front());
-    const int64_t need = front.prefill_target;  // nothing in KV yet
-    const int32_t tokens = static_cast<int32_t>(std::min<int64_t>(need, budget));
-    if (!state.kv().CanAllocate(state.kv().BlocksFor(tokens))) break;
-    SeqId id = state.AdmitFront();
-    state.AddChunk(id, tokens, batch);
-    budget -= tokens;
+    if (state.TryAdmitFront(budget, /*whole=*/false, /*keep_free=*/0, batch) == kNoSeq) break;
+    budget -= batch->chunks.back().tokens;
   }
 }
 

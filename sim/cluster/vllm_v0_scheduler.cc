@@ -25,13 +25,8 @@ void VllmV0Scheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
   if (state.swapped().empty()) {
     int64_t budget = limits_.max_num_batched_tokens;
     while (!state.waiting().empty() && state.num_running() < limits_.max_num_seqs) {
-      const Seq& front = state.seq(state.waiting().front());
-      const int32_t tokens = front.prefill_target;
-      if (tokens > budget) break;
-      if (state.kv().free_blocks() - state.kv().BlocksFor(tokens) < watermark) break;
-      const SeqId id = state.AdmitFront();
-      state.AddChunk(id, tokens, batch);
-      budget -= tokens;
+      if (state.TryAdmitFront(budget, /*whole=*/true, watermark, batch) == kNoSeq) break;
+      budget -= batch->chunks.back().tokens;
     }
     if (!batch->chunks.empty()) return;
   }

@@ -71,7 +71,7 @@ Status MetricsCollector::Open(const MetricsOptions& options, std::unique_ptr<Met
   if (c->requests_.is_open())
     c->requests_.out().Raw(
         "id,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_tokens,output_tokens,"
-        "generated_tokens,replica,preemptions,status,reason\n");
+        "generated_tokens,replica,preemptions,status,reason,cached_tokens\n");
   if (c->timeseries_.is_open())
     c->timeseries_.out().Raw("t_s,replica,arrivals,queue_depth,running,kv_util,busy_frac\n");
   if (c->trace_.is_open()) {
@@ -141,6 +141,8 @@ void MetricsCollector::OnFinished(const RequestRecord& rec) {
     o.Raw(RequestStatusName(rec.status));
     o.Char(',');
     o.Raw(rec.reason);
+    o.Char(',');
+    o.Int(rec.cached_tokens);
     o.Char('\n');
     requests_.MaybeFlush();
   }
@@ -161,6 +163,8 @@ void MetricsCollector::OnFinished(const RequestRecord& rec) {
     t.Int(rec.prompt_tokens);
     t.Raw(",\"output_tokens\":");
     t.Int(rec.output_tokens);
+    t.Raw(",\"cached_tokens\":");
+    t.Int(rec.cached_tokens);
     t.Raw(",\"status\":\"");
     t.Raw(RequestStatusName(rec.status));
     t.Raw("\"}}");
@@ -222,6 +226,10 @@ void MetricsCollector::OnIteration(int replica, SimTime start, SimTime end, cons
   t.Int(s.decode_seqs);
   t.Raw(",\"decode_kv_tokens\":");
   t.Int(s.decode_kv_tokens);
+  if (s.cached_tokens > 0) {
+    t.Raw(",\"cached_tokens\":");
+    t.Int(s.cached_tokens);
+  }
   if (s.swap_in_tokens + s.swap_out_tokens > 0) {
     t.Raw(",\"swap_in_tokens\":");
     t.Int(s.swap_in_tokens);
@@ -312,6 +320,12 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
   s.events = facts.events;
   s.simulated_s = TimeToSeconds(facts.end);
   s.preemptions = facts.preemptions;
+  s.prefix_caching = facts.prefix_caching;
+  s.prefix_hit_tokens = facts.prefix_hit_tokens;
+  s.prefix_evicted_blocks = facts.prefix_evicted_blocks;
+  if (facts.prefix_prompt_tokens > 0)
+    s.prefix_hit_rate =
+        Round6(static_cast<double>(facts.prefix_hit_tokens) / static_cast<double>(facts.prefix_prompt_tokens));
   s.perf_sources = facts.perf_sources;
   s.reasons = reasons_;
   std::sort(s.reasons.begin(), s.reasons.end());
@@ -427,6 +441,13 @@ std::string SummaryToJson(const Summary& s) {
     w.Key("goodput_rps").Double(s.goodput_rps);
     w.EndObject();
   }
+  if (s.prefix_caching) {
+    w.Key("cache").BeginObject();
+    w.Key("prefix_hit_rate").Double(s.prefix_hit_rate);
+    w.Key("hit_tokens").Int(s.prefix_hit_tokens);
+    w.Key("evicted_blocks").Int(s.prefix_evicted_blocks);
+    w.EndObject();
+  }
   w.Key("cost").BeginObject();
   w.Key("gpu_hours").Double(s.gpu_hours);
   OptionalDouble(w, "total_usd", s.total_usd);
@@ -472,6 +493,12 @@ std::string FormatSummaryTable(const Summary& s) {
   std::snprintf(line, sizeof line, "throughput  %.3f req/s  %.1f output tok/s  %.1f input tok/s  over %.1f s\n",
                 s.requests_per_s, s.output_tokens_per_s, s.input_tokens_per_s, s.window_s);
   out += line;
+ if (s.prefix_caching) {
+    std::snprintf(line, sizeof line, "cache       prefix hit rate %.2f%%  %lld tokens  %lld blocks evicted\n",
+                  s.prefix_hit_rate * 100, static_cast<long long>(s.prefix_hit_tokens),
+                  static_cast<long long>(s.prefix_evicted_blocks));
+    out += line;
+  }
   if (s.has_slo) {
     std::snprintf(line, sizeof line, "SLO         attainment %.2f%%  goodput %.3f req/s\n", s.attainment * 100,
                   s.goodput_rps);

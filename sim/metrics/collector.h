@@ -47,6 +47,10 @@ struct RunFacts {
   std::vector<Pool> pools;
   std::vector<std::pair<std::string, std::string>> perf_sources;  // kind -> source
   int64_t preemptions = 0;
+  bool prefix_caching = false;         // on in some pool
+  int64_t prefix_hit_tokens = 0;       // prompt tokens served from the cache
+  int64_t prefix_prompt_tokens = 0;    // prompt tokens admitted (first admissions)
+  int64_t prefix_evicted_blocks = 0;
 };
 
 struct Distribution {
@@ -69,6 +73,9 @@ struct Summary {
   uint64_t events = 0;
   double simulated_s = 0;
   int64_t preemptions = 0;
+  bool prefix_caching = false;
+  double prefix_hit_rate = 0;
+  int64_t prefix_hit_tokens = 0, prefix_evicted_blocks = 0;
   bool overloaded = false;
   double queue_growth_per_s = 0;
   std::vector<std::pair<std::string, std::string>> perf_sources;

@@ -95,6 +95,8 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   FLEETSIM_RETURN_IF_ERROR(plan->scheduler->factory(plan->limits, p.scheduler_options, &probe)
                                .WithPrefix(p.path + "."));
   plan->preemption = p.preemption == "swap" ? PreemptionMode::kSwap : PreemptionMode::kRecompute;
+  if (p.prefix_caching.value_or(false) && !probe->prefix_cache_policy().supported)
+    return Status::Invalid(p.path + ".prefix_caching: the " + p.scheduler + " scheduler has no prefix cache");
   const double block_bytes =
       static_cast<double>(p.block_size) * static_cast<double>(KvBytesPerTokenPerGpu(m, plan->shard));
   plan->host_kv_blocks = static_cast<int64_t>(p.swap_space_gib * 1073741824.0 / block_bytes);
@@ -196,6 +198,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
       ro.max_model_len = static_cast<int>(p.max_model_len);
       ro.preemption = p.preemption;
       ro.host_kv_blocks = p.host_kv_blocks;
+      ro.prefix_caching = p.spec->prefix_caching;
       ro.kv_blocks = p.memory.kv_blocks;
       ro.block_size = p.spec->block_size;
       ro.pipeline_depth = 1;
@@ -324,7 +327,15 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
       }
     }
   }
-  for (auto& r : replicas) facts.preemptions += r->state().preemptions();
+  for (auto& r : replicas) {
+    const ReplicaState& st = r->state();
+    facts.preemptions += st.preemptions();
+    if (!st.prefix_caching()) continue;
+    facts.prefix_caching = true;
+    facts.prefix_hit_tokens += st.prefix_hit_tokens();
+    facts.prefix_prompt_tokens += st.prefix_prompt_tokens();
+    facts.prefix_evicted_blocks += st.kv().cache()->evicted_blocks();
+  }
 
   report->summary = metrics->Summarize(facts);
   FLEETSIM_RETURN_IF_ERROR(metrics->Close());

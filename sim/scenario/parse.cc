@@ -29,7 +29,7 @@ const KeyTable kTables[] = {
     {"fleet", {"router", "pools"}},
     {"fleet.pools[]",
      {"name", "model", "gpu", "replicas", "tp", "pp", "engine", "scheduler", "scheduler_options", "preemption",
-      "swap_space_gib", "max_model_len", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
+      "swap_space_gib", "max_model_len", "prefix_caching", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
       "block_size", "pricing_class", "usd_per_gpu_hour"}},
     // The union of every registered scheduler's options; each scheduler
     // refuses the ones that are not its own.
@@ -40,9 +40,12 @@ const KeyTable kTables[] = {
     {"traffic", {"trace", "generator", "max_requests", "max_arrival_s"}},
     {"traffic.trace", {"format", "path", "start_s", "end_s", "rate_scale"}},
     {"traffic.generator",
-     {"arrival", "rate_per_s", "cv", "prompt_tokens", "output_tokens", "lengths_csv", "model"}},
+     {"arrival", "rate_per_s", "cv", "prompt_tokens", "output_tokens", "lengths_csv", "model", "shared_prefix",
+      "sessions"}},
     {"traffic.generator.prompt_tokens", {"dist", "value", "median", "sigma", "min", "max"}},
     {"traffic.generator.output_tokens", {"dist", "value", "median", "sigma", "min", "max"}},
+    {"traffic.generator.shared_prefix", {"groups", "tokens"}},
+    {"traffic.generator.sessions", {"turns", "think_time_s", "max_context_tokens"}},
     {"slo", {"ttft_ms", "tpot_ms"}},
     {"perf",
      {"gemm_compute_efficiency", "gemm_memory_efficiency", "attention_compute_efficiency",
@@ -139,6 +142,16 @@ class Obj {
       return;
     }
     *out = static_cast<T>(x);
+  }
+
+  void OptBool(const char* key, std::optional<bool>* out) {
+    if (!Has(key)) return;
+    const json& v = At(key);
+    if (!v.is_boolean()) {
+      Fail(Join(key), "expected true or false, got " + Describe(v));
+      return;
+    }
+    *out = v.get<bool>();
   }
 
   template <typename T>
@@ -299,6 +312,25 @@ void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Sta
       g.Fail("traffic.generator", "\"lengths_csv\" and \"prompt_tokens\"/\"output_tokens\" exclude each other");
     ParseLength(g, "prompt_tokens", &ts.prompt, err);
     ParseLength(g, "output_tokens", &ts.output, err);
+    // Both optional; absent, the stream is exactly the plain generator's.
+    // Whether the system prompt plus the longest prompt fits an int32 is
+    // checked when the generator is built (a length CSV's longest row is
+    // known only then).
+    if (g.Has("shared_prefix")) {
+      Obj sp(g.At("shared_prefix"), "traffic.generator.shared_prefix", "traffic.generator.shared_prefix", err);
+      SharedPrefixSpec p;
+      sp.Int("groups", &p.groups, 1, kMaxSharedPrefixGroups, true);
+      sp.Int("tokens", &p.tokens, 1, kMaxSharedPrefixTokens, true);
+      if (sp.ok()) ts.shared_prefix = p;
+    }
+    if (g.Has("sessions")) {
+      Obj ss(g.At("sessions"), "traffic.generator.sessions", "traffic.generator.sessions", err);
+      SessionSpec p;
+      ss.Int("turns", &p.turns, 1, kMaxSessionTurns, true);
+      ss.Number("think_time_s", &p.think_time_s, Obj::Range::kPositive, true);
+      ss.Int("max_context_tokens", &p.max_context_tokens, 1, kMaxSessionContextTokens);
+      if (ss.ok()) ts.sessions = p;
+    }
     if (g.ok() && !t.Has("max_requests") && !t.Has("max_arrival_s") && !spec->duration_s)
       g.Fail("traffic", "a generator needs max_requests, max_arrival_s or the scenario's duration_s");
   }
@@ -368,6 +400,7 @@ void ParsePools(Obj& fleet, ScenarioSpec* spec, Status* err) {
     if (pre >= 0) p.preemption = pre == 0 ? "recompute" : "swap";
     o.Number("swap_space_gib", &p.swap_space_gib, Obj::Range::kNonNegative);
     o.OptInt("max_model_len", &p.max_model_len, 1, int64_t{1} << 30);
+    o.OptBool("prefix_caching", &p.prefix_caching);
     o.OptInt("max_num_batched_tokens", &p.max_num_batched_tokens, 1, int64_t{1} << 30);
     o.OptInt("max_num_seqs", &p.max_num_seqs, 1, int64_t{1} << 30);
     o.Number("gpu_memory_utilization", &p.gpu_memory_utilization, Obj::Range::kFraction);

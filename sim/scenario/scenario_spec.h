@@ -31,6 +31,7 @@ struct PoolSpec {
   std::string preemption = "recompute";  // "recompute" or "swap"
   double swap_space_gib = 4;             // host memory per GPU for swapped KV (vLLM's --swap-space)
   std::optional<int64_t> max_model_len;  // engine's context limit, at most the model's
+  std::optional<bool> prefix_caching;    // unset: the scheduler's engine default (vllm, sglang on)
   // vLLM defaults when unset: 8192 tokens and 1024 sequences on GPUs of
   // 70 GiB or more other than A100, else 2048 and 256.
   std::optional<int64_t> max_num_batched_tokens;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -32,6 +33,68 @@ enum class TraceFormat {
 
 enum class ArrivalProcess { kPoisson, kGamma, kConstant };
 
+// Generated requests that open with one of `groups` system prompts of
+// `tokens` tokens each, so that a prefix cache has something to share.
+//
+// Each request (each session, with SessionSpec) belongs to one group drawn
+// uniformly from its own random sub-stream, so turning this on or changing
+// it moves neither arrival times nor drawn lengths. Its prompt is the
+// group's system prompt followed by its own drawn prompt:
+//   prompt_tokens = tokens + drawn prompt.
+// prefix_block_tokens is 512 and prefix_blocks holds ceil(prompt_tokens /
+// 512) chained ids (see GeneratorSource for their values):
+//   - the first floor(tokens / 512) are the group's: every request of the
+//     group starts with the same ones, so two requests of one group share
+//     exactly floor(tokens / 512) leading ids, and of two groups none;
+//   - the rest are fresh ids that no other request (or session) carries.
+// Only FULL 512-token blocks of the system prompt get group ids: when
+// `tokens` is not a multiple of 512, the block holding its tail also holds
+// the request's own first tokens, so its contents differ between requests
+// and it gets a fresh id. The unshared tail is still counted in
+// prompt_tokens.
+struct SharedPrefixSpec {
+  int32_t groups = 1;  // distinct system prompts, each equally likely; [1, kMaxSharedPrefixGroups]
+  int32_t tokens = 0;  // tokens per system prompt; [1, kMaxSharedPrefixTokens]
+};
+// Bounds of SharedPrefixSpec: group ids are packed as (group, block) pairs
+// of 20 bits each (GeneratorSource), so at most 2^20 groups of 2^20 blocks;
+// tokens stays far below that (2^24 tokens = 32,768 blocks).
+inline constexpr int32_t kMaxSharedPrefixGroups = 1 << 20;
+inline constexpr int32_t kMaxSharedPrefixTokens = 1 << 24;
+
+// Multi-turn chat sessions. The generator's arrival process then gives
+// session STARTS (rate_per_s is sessions per second); a session has up to
+// `turns` requests:
+//   - turn 1 is drawn as a plain request (prompt and output from the length
+//     distribution, plus the system prompt with SharedPrefixSpec);
+//   - turn k+1 arrives think_time after turn k's ARRIVAL, think_time
+//     exponential with mean think_time_s from its own sub-stream. The loop is
+//     open: the simulator does not tell the generator when turn k finished,
+//     so a slow fleet sees the next turn arrive while the previous one is
+//     still running, as a client that does not wait would send it;
+//   - turn k+1's prompt is the whole conversation so far plus a new message:
+//     prompt(k+1) = prompt(k) + output(k) + a newly drawn prompt length,
+//     and its output is drawn as usual;
+//   - turn k+1's prefix_blocks are turn k's ids truncated to the FULL
+//     512-token blocks of turn k's prompt (a prefix cache holds those),
+//     followed by fresh ids for the rest of the prompt;
+//   - a follow-up turn whose prompt + output would exceed
+//     max_context_tokens is not sent and ends the session early (the
+//     conversation has outgrown the context). Turn 1 is never capped: it is
+//     sent as drawn, as without sessions (an engine refuses it if it is
+//     longer than the model's context).
+// Every turn carries session_id = the session's index (0, 1, 2, ... in
+// start order). With SharedPrefixSpec, the session's group is drawn once at
+// its start and every turn begins with that group's system prompt.
+// max_requests and max_arrival_s count and cut turns, not sessions.
+struct SessionSpec {
+  int32_t turns = 1;                   // requests per session at most; [1, kMaxSessionTurns]
+  double think_time_s = 1;             // mean gap between turns' arrivals, seconds; > 0
+  int32_t max_context_tokens = 32768;  // cap on a follow-up turn's prompt + output; [1, 2^30]
+};
+inline constexpr int32_t kMaxSessionTurns = 1 << 20;
+inline constexpr int32_t kMaxSessionContextTokens = 1 << 30;
+
 struct TrafficSpec {
   enum class Kind { kTrace, kGenerator };
   Kind kind = Kind::kGenerator;
@@ -56,6 +119,9 @@ struct TrafficSpec {
   // ShareGPT format): each request draws one row, prompt and output together.
   std::string lengths_csv;
   std::string model;         // model name stamped on generated requests ("" = default)
+  // Unset: no prefix ids, session_id -1, the stream exactly as without them.
+  std::optional<SharedPrefixSpec> shared_prefix;
+  std::optional<SessionSpec> sessions;
 
   // --- both ---
   int64_t max_requests = std::numeric_limits<int64_t>::max();  // stop after this many

@@ -232,6 +232,116 @@ std::vector<BadCase> BadCases() {
                    With(g, [](json& j) { j["traffic"]["generator"].erase("output_tokens"); }),
                    {"traffic.generator: ", "lengths_csv", "output_tokens"}));
 
+  // ---- traffic: shared prefixes and sessions ----
+  v.push_back(Case("SharedPrefixNotAnObject",
+                   With(g, [](json& j) { j["traffic"]["generator"]["shared_prefix"] = 4; }),
+                   {"traffic.generator.shared_prefix: ", "expected an object", "4"}));
+  v.push_back(Case("SharedPrefixUnknownKey",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["shared_prefix"] = {{"groups", 2}, {"tokens", 10}, {"token", 5}};
+                        }),
+                   {"traffic.generator.shared_prefix.token: unknown key", "valid:", "groups, tokens"}));
+  v.push_back(Case("SharedPrefixZeroGroups",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["shared_prefix"] = {{"groups", 0}, {"tokens", 1000}};
+                        }),
+                   {"traffic.generator.shared_prefix.groups: ", "positive integer", "got 0"}));
+  v.push_back(Case("SharedPrefixTooManyGroups",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["shared_prefix"] = {{"groups", 1048577}, {"tokens", 1000}};
+                        }),
+                   {"traffic.generator.shared_prefix.groups: ", "at most 1048576", "1048577"}));
+  v.push_back(Case("SharedPrefixMissingGroups",
+                   With(g, [](json& j) { j["traffic"]["generator"]["shared_prefix"] = {{"tokens", 1000}}; }),
+                   {"traffic.generator.shared_prefix.groups: required"}));
+  v.push_back(Case("SharedPrefixFractionalTokens",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["shared_prefix"] = {{"groups", 2}, {"tokens", 1.5}};
+                        }),
+                   {"traffic.generator.shared_prefix.tokens: ", "integer", "1.5"}));
+  v.push_back(Case("SharedPrefixTokensAsString",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["shared_prefix"] = {{"groups", 2}, {"tokens", "1000"}};
+                        }),
+                   {"traffic.generator.shared_prefix.tokens: ", "integer", "\"1000\""}));
+  v.push_back(Case("SharedPrefixTooManyTokens",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["shared_prefix"] = {{"groups", 2}, {"tokens", 16777217}};
+                        }),
+                   {"traffic.generator.shared_prefix.tokens: ", "at most 16777216", "16777217"}));
+  v.push_back(Case("SharedPrefixMissingTokens",
+                   With(g, [](json& j) { j["traffic"]["generator"]["shared_prefix"] = {{"groups", 2}}; }),
+                   {"traffic.generator.shared_prefix.tokens: required"}));
+  v.push_back(Case("SessionsNotAnObject",
+                   With(g, [](json& j) { j["traffic"]["generator"]["sessions"] = json::array({3, 10}); }),
+                   {"traffic.generator.sessions: ", "expected an object"}));
+  v.push_back(Case("SessionsUnknownKey",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["sessions"] = {{"turns", 3}, {"think_time_s", 10}, {"think_s", 1}};
+                        }),
+                   {"traffic.generator.sessions.think_s: unknown key", "valid:", "think_time_s"}));
+  v.push_back(Case("SessionsZeroTurns",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["sessions"] = {{"turns", 0}, {"think_time_s", 10}};
+                        }),
+                   {"traffic.generator.sessions.turns: ", "positive integer", "got 0"}));
+  v.push_back(Case("SessionsFractionalTurns",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["sessions"] = {{"turns", 2.5}, {"think_time_s", 10}};
+                        }),
+                   {"traffic.generator.sessions.turns: ", "integer", "2.5"}));
+  v.push_back(Case("SessionsMissingTurns",
+                   With(g, [](json& j) { j["traffic"]["generator"]["sessions"] = {{"think_time_s", 10}}; }),
+                   {"traffic.generator.sessions.turns: required"}));
+  v.push_back(Case("SessionsZeroThinkTime",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["sessions"] = {{"turns", 3}, {"think_time_s", 0}};
+                        }),
+                   {"traffic.generator.sessions.think_time_s: ", "positive number", "got 0"}));
+  v.push_back(Case("SessionsNegativeThinkTime",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["sessions"] = {{"turns", 3}, {"think_time_s", -2.5}};
+                        }),
+                   {"traffic.generator.sessions.think_time_s: ", "positive number", "-2.5"}));
+  v.push_back(Case("SessionsMissingThinkTime",
+                   With(g, [](json& j) { j["traffic"]["generator"]["sessions"] = {{"turns", 3}}; }),
+                   {"traffic.generator.sessions.think_time_s: required"}));
+  v.push_back(Case("SessionsZeroMaxContext",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["sessions"] = {
+                              {"turns", 3}, {"think_time_s", 10}, {"max_context_tokens", 0}};
+                        }),
+                   {"traffic.generator.sessions.max_context_tokens: ", "positive integer", "got 0"}));
+  v.push_back(Case("SessionsMaxContextTooLarge",
+                   With(g,
+                        [](json& j) {
+                          j["traffic"]["generator"]["sessions"] = {
+                              {"turns", 3}, {"think_time_s", 10}, {"max_context_tokens", 1073741825}};
+                        }),
+                   {"traffic.generator.sessions.max_context_tokens: ", "at most 1073741824", "1073741825"}));
+  // Each key is in range, but the system prompt plus the longest prompt
+  // would not fit a token count; known only once the lengths are (a length
+  // CSV's longest row is read when the run starts).
+  v.push_back(RunCase("SharedPrefixOverflowsPromptLength",
+                      With(g,
+                           [](json& j) {
+                             j["traffic"]["generator"]["prompt_tokens"] = 2147483000;
+                             j["traffic"]["generator"]["shared_prefix"] = {{"groups", 2}, {"tokens", 1000}};
+                           }),
+                      {}, {"traffic.generator.shared_prefix.tokens: ", "1000", "2147483000", "exceeds"}));
+
   // ---- files named by the scenario, read while running ----
   v.push_back(RunCase("MissingTraceFile", TraceScenario("csv", "absent.csv"), {},
                       {"traffic", "cannot open trace", "{dir}/absent.csv"}));

@@ -175,7 +175,9 @@ json GeneratorBase() {
                   {"cv", 2},
                   {"prompt_tokens", length},
                   {"output_tokens", length},
-                  {"model", "Llama-3.1-8B"}}},
+                  {"model", "Llama-3.1-8B"},
+                  {"shared_prefix", {{"groups", 4}, {"tokens", 1024}}},
+                  {"sessions", {{"turns", 3}, {"think_time_s", 5}, {"max_context_tokens", 8192}}}}},
                 {"max_requests", 10},
                 {"max_arrival_s", 50}}},
               {"slo", {{"ttft_ms", 500}, {"tpot_ms", 50}}},
@@ -384,6 +386,9 @@ Probes ProbesFor(const json& node) {
   if (node.contains("enum")) {
     for (const json& e : node.at("enum")) p.good.push_back(e);
     p.bad.push_back("not-a-choice");
+  } else if (HasType(node, "boolean")) {
+    p.good = {true, false};
+    p.bad = {"yes", 1};
   } else if (HasType(node, "string")) {
     p.bad.push_back("");
     p.bad.push_back(7);

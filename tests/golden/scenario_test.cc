@@ -133,10 +133,12 @@ TEST_P(GoldenScenario, SummaryMatchesGoldenAndConserves) {
 
 #ifdef FLEETSIM_SLOW_TESTS
 INSTANTIATE_TEST_SUITE_P(Bundled, GoldenScenario,
-                         ::testing::Values("quickstart", "azure-conv-llama70b-h100", "bench-1m"));
+                         ::testing::Values("quickstart", "azure-conv-llama70b-h100", "scheduler-compare",
+                                           "mooncake-prefix", "bench-1m"));
 #else
 INSTANTIATE_TEST_SUITE_P(Bundled, GoldenScenario,
-                         ::testing::Values("quickstart", "azure-conv-llama70b-h100"));
+                         ::testing::Values("quickstart", "azure-conv-llama70b-h100", "scheduler-compare",
+                                           "mooncake-prefix"));
 #endif
 
 TEST(Scenario, SameSeedGivesByteIdenticalOutputs) {
@@ -269,6 +271,7 @@ TEST(Scenario, HandComputedTimelineMatchesPerfModelToTheNanosecond) {
     EXPECT_EQ(ParseSeconds(r[3]) - arrival, ttft);                   // TTFT
     EXPECT_EQ(ParseSeconds(r[4]) - ParseSeconds(r[3]), decode_total);  // TPOT x 16
     EXPECT_EQ(r[10], "completed");
+    EXPECT_EQ(r[12], "0");  // no prefix ids, nothing cached
   }
   EXPECT_NEAR(o.summary.tpot.p50, TimeToMillis(decode_total) / 16.0, 1e-6);
   EXPECT_NEAR(o.summary.ttft.p50, TimeToMillis(ttft), 1e-6);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "model/catalog.h"
@@ -57,6 +58,7 @@ struct Rig {
   int64_t kv_blocks = 1000;
   PreemptionMode mode = PreemptionMode::kRecompute;
   int64_t host_blocks = 0;
+  std::optional<bool> prefix_caching;
 };
 
 struct Fixture {
@@ -67,6 +69,7 @@ struct Fixture {
     o.block_size = 16;
     o.preemption = s.mode;
     o.host_kv_blocks = s.host_blocks;
+    o.prefix_caching = s.prefix_caching;
     std::unique_ptr<BatchScheduler> sched;
     const auto* entry = Schedulers().Find(s.scheduler);
     EXPECT_NE(entry, nullptr) << s.scheduler;
@@ -74,13 +77,16 @@ struct Fixture {
     EXPECT_TRUE(st.ok()) << st.message();
     replica = std::make_unique<Replica>(sim, o, std::move(sched), perf, rec);
   }
-  void SubmitAt(SimTime t, int32_t prompt, int32_t output, uint64_t id) {
-    sim.At(t, [this, t, prompt, output, id] {
+  void SubmitAt(SimTime t, int32_t prompt, int32_t output, uint64_t id, std::vector<uint64_t> prefix = {},
+                int32_t prefix_tokens = 0) {
+    sim.At(t, [this, t, prompt, output, id, prefix, prefix_tokens] {
       Request r;
       r.id = id;
       r.arrival = t;
       r.prompt_tokens = prompt;
       r.output_tokens = output;
+      r.prefix_blocks = prefix;
+      r.prefix_block_tokens = prefix_tokens;
       replica->Submit(std::move(r));
     });
   }
@@ -102,6 +108,7 @@ struct Fixture {
 struct SuiteCase {
   std::string scheduler;
   PreemptionMode mode;
+  bool prefixes = false;  // requests share prefixes; prefix caching on where the engine has one
 };
 
 class EverySchedulerTest : public ::testing::TestWithParam<SuiteCase> {
@@ -115,6 +122,7 @@ class EverySchedulerTest : public ::testing::TestWithParam<SuiteCase> {
     s.kv_blocks = 160;  // 2560 tokens: tight, so preemption happens
     s.mode = GetParam().mode;
     s.host_blocks = 200;
+    s.prefix_caching = GetParam().prefixes;
     return s;
   }
   // Random steady load; returns the records sorted by id.
@@ -123,7 +131,17 @@ class EverySchedulerTest : public ::testing::TestWithParam<SuiteCase> {
     SimTime t = 0;
     for (int i = 0; i < n; ++i) {
       t += static_cast<SimTime>(rng.Exponential(40e6));
-      f.SubmitAt(t, 1 + static_cast<int32_t>(rng.Below(400)), 1 + static_cast<int32_t>(rng.Below(300)), i);
+      const int32_t prompt = 1 + static_cast<int32_t>(rng.Below(400));
+      const int32_t output = 1 + static_cast<int32_t>(rng.Below(300));
+      std::vector<uint64_t> ids;
+      if (GetParam().prefixes) {
+        // One of 4 families of 64-token blocks: a shared head, then ids
+        // unique to the request.
+        const uint64_t family = rng.Below(4);
+        for (int32_t b = 0; b * 64 < prompt; ++b)
+          ids.push_back(b < 3 ? family * 100 + static_cast<uint64_t>(b) : 1000000 + static_cast<uint64_t>(i) * 100 + b);
+      }
+      f.SubmitAt(t, prompt, output, i, ids, GetParam().prefixes ? 64 : 0);
     }
     f.RunChecked();
     std::vector<RequestRecord> out = f.rec.finished;
@@ -144,6 +162,12 @@ TEST_P(EverySchedulerTest, CompletesEveryRequestAndLeaksNoBlock) {
   }
   EXPECT_EQ(f.replica->state().kv().used_blocks(), 0);
   EXPECT_EQ(f.replica->state().host_blocks_used(), 0);
+  if (const PrefixCache* cache = f.replica->state().kv().cache()) {
+    // No request holds a cached block at the end (nothing leaked), and the
+    // shared heads were hit.
+    EXPECT_EQ(cache->references(), 0);
+    EXPECT_GT(f.replica->state().prefix_hit_tokens(), 0);
+  }
   EXPECT_EQ(f.replica->state().num_live(), 0);
   int64_t gaps = 0, expected = 0;
   for (auto& [gap, count] : f.rec.gaps) gaps += count;
@@ -168,6 +192,7 @@ std::vector<SuiteCase> AllCases() {
   for (const std::string& name : Schedulers().Names()) {
     out.push_back({name, PreemptionMode::kRecompute});
     out.push_back({name, PreemptionMode::kSwap});
+    if (name != "orca") out.push_back({name, PreemptionMode::kRecompute, true});
   }
   return out;
 }
@@ -175,7 +200,8 @@ std::vector<SuiteCase> AllCases() {
 INSTANTIATE_TEST_SUITE_P(Registry, EverySchedulerTest, ::testing::ValuesIn(AllCases()),
                          [](const ::testing::TestParamInfo<SuiteCase>& info) {
                            return info.param.scheduler +
-                                  (info.param.mode == PreemptionMode::kSwap ? "_swap" : "_recompute");
+                                  (info.param.mode == PreemptionMode::kSwap ? "_swap" : "_recompute") +
+                                  (info.param.prefixes ? "_prefix_cache" : "");
                          });
 
 TEST(EveryScheduler, RegistryHasTheFiveEngines) {
@@ -334,6 +360,97 @@ TEST(Swap, PreemptedDecoderSwapsOutAndBackAndCompletes) {
   EXPECT_GT(out, 0);
   EXPECT_EQ(out, in);  // every token swapped out came back
   for (const RequestRecord& r : f.rec.finished) EXPECT_EQ(r.generated_tokens, 60);
+}
+
+TEST(PrefixCaching, SecondIdenticalPromptPaysOnlyTheUncachedTail) {
+  Rig s;
+  s.scheduler = "vllm";
+  s.limits.max_model_len = 8192;
+  s.prefix_caching = true;
+  Fixture f(s);
+  // 1600 tokens: three full 512-token ids, then 64 tokens under a fourth.
+  const std::vector<uint64_t> ids = {11, 12, 13, 14};
+  f.SubmitAt(0, 1600, 4, 0, ids, 512);
+  f.SubmitAt(100 * kMillisecond, 1600, 4, 1, ids, 512);
+  f.RunChecked();
+  ASSERT_EQ(f.rec.finished.size(), 2u);
+  std::vector<BatchShape> prefills;
+  for (const BatchShape& b : f.rec.shapes)
+    if (b.prefill_tokens > 0) prefills.push_back(b);
+  ASSERT_EQ(prefills.size(), 2u);
+  EXPECT_EQ(prefills[0].prefill_tokens, 1600);
+  EXPECT_EQ(prefills[0].cached_tokens, 0);
+  // The second computes only the 64-token tail, attending to all 1600.
+  EXPECT_EQ(prefills[1].prefill_tokens, 64);
+  EXPECT_EQ(prefills[1].cached_tokens, 1536);
+  EXPECT_EQ(prefills[1].prefill_kv_tokens, 1600);
+  EXPECT_EQ(prefills[1].prefill_attn_pairs, 64 * 1536 + 64 * 65 / 2);
+  const RequestRecord& second = f.rec.finished[0].id == 1 ? f.rec.finished[0] : f.rec.finished[1];
+  EXPECT_EQ(second.cached_tokens, 1536);
+  EXPECT_EQ(second.first_token - second.arrival, kMillisecond + 64 * kMicrosecond + 1600);
+  EXPECT_EQ(f.replica->state().prefix_hit_tokens(), 1536);
+  EXPECT_EQ(f.replica->state().kv().cached_blocks(), 3 * 32);
+}
+
+TEST(PrefixCaching, AFullyCachedPromptStillComputesItsLastToken) {
+  Rig s;
+  s.scheduler = "vllm";
+  s.limits.max_model_len = 8192;
+  s.prefix_caching = true;
+  Fixture f(s);
+  f.SubmitAt(0, 1024, 2, 0, {7, 8}, 512);
+  f.SubmitAt(100 * kMillisecond, 1024, 2, 1, {7, 8}, 512);
+  f.RunChecked();
+  std::vector<BatchShape> prefills;
+  for (const BatchShape& b : f.rec.shapes)
+    if (b.prefill_tokens > 0) prefills.push_back(b);
+  ASSERT_EQ(prefills.size(), 2u);
+  // Both ids are cached, but the last one is dropped so that at least one
+  // token is computed: 512 hit, 512 computed.
+  EXPECT_EQ(prefills[1].cached_tokens, 512);
+  EXPECT_EQ(prefills[1].prefill_tokens, 512);
+}
+
+TEST(PrefixCacheEviction, LruEvictsLeastRecentlyReleasedWhateverItsPlace) {
+  PrefixCache c(PrefixCache::Eviction::kLru);
+  const auto a = c.Insert(PrefixCache::kRoot, 1, 4);
+  const auto b = c.Insert(a, 2, 4);
+  c.Release(a);  // released first: evicted first, though b hangs under it
+  c.Release(b);
+  EXPECT_EQ(c.evictable_blocks(), 8);
+  EXPECT_EQ(c.Evict(1), 4);
+  EXPECT_EQ(c.Child(PrefixCache::kRoot, 1), 0u);
+  std::vector<PrefixCache::NodeId> m;
+  EXPECT_EQ(c.Match({1, 2}, &m), 0u);  // b is unreachable now
+  EXPECT_EQ(c.cached_blocks(), 4);
+  EXPECT_EQ(c.Evict(100), 4);
+  EXPECT_EQ(c.evicted_blocks(), 8);
+}
+
+TEST(PrefixCacheEviction, RadixTreeEvictsLeavesFirst) {
+  PrefixCache c(PrefixCache::Eviction::kLeafLru);
+  const auto a = c.Insert(PrefixCache::kRoot, 1, 4);
+  const auto b = c.Insert(a, 2, 4);
+  c.Release(a);
+  c.Release(b);
+  // a was released first but has a child: the leaf b goes first.
+  EXPECT_EQ(c.evictable_blocks(), 4);
+  EXPECT_EQ(c.Evict(1), 4);
+  EXPECT_EQ(c.Child(a, 2), 0u);
+  EXPECT_EQ(c.evictable_blocks(), 4);  // a became a leaf
+  std::vector<PrefixCache::NodeId> m;
+  EXPECT_EQ(c.Match({1, 2}, &m), 1u);
+}
+
+TEST(PrefixCacheEviction, ReferencedNodesAreNeverEvicted) {
+  PrefixCache c(PrefixCache::Eviction::kLru);
+  const auto a = c.Insert(PrefixCache::kRoot, 1, 4);
+  EXPECT_EQ(c.Evict(10), 0);
+  c.Release(a);
+  c.Acquire(a);
+  EXPECT_EQ(c.Evict(10), 0);
+  c.Release(a);
+  EXPECT_EQ(c.Evict(10), 4);
 }
 
 TEST(Swap, TakesKvBytesOverPcieEachWay) {
