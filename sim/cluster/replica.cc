@@ -94,6 +94,14 @@ void Replica::OnBatchDone(uint64_t batch_id) {
   MaybeStep();
 }
 
+int64_t Replica::CachedPrefixTokens(const Request& req) const {
+  const PrefixCache* cache = state_.kv().cache();
+  if (!cache || req.prefix_blocks.empty() || req.prefix_block_tokens <= 0) return 0;
+  std::vector<PrefixCache::NodeId> nodes;
+  const int64_t ids = static_cast<int64_t>(cache->Match(req.prefix_blocks, &nodes));
+  return std::min<int64_t>(ids * req.prefix_block_tokens, req.prompt_tokens);
+}
+
 SimTime Replica::TakeBusyTime(SimTime now) {
   SimTime busy = busy_accum_;
   if (in_flight_ > 0) busy += now - std::max(batch_.start, last_take_);

@@ -48,6 +48,9 @@ class Replica {
   // Requests held (waiting + running); what least_outstanding compares.
   int64_t outstanding() const { return state_.num_live(); }
   int64_t waiting() const { return static_cast<int64_t>(state_.waiting().size()); }
+  // Prompt tokens of `req` this replica holds in its prefix cache now (0
+  // without prefix caching): what a cache-aware router scores.
+  int64_t CachedPrefixTokens(const Request& req) const;
   bool busy() const { return in_flight_ > 0; }
   // Time spent running iterations since the previous call (or the start),
   // up to `now`; for per-second busy fractions.

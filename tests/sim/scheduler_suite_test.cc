@@ -389,6 +389,12 @@ TEST(PrefixCaching, SecondIdenticalPromptPaysOnlyTheUncachedTail) {
   EXPECT_EQ(second.cached_tokens, 1536);
   EXPECT_EQ(second.first_token - second.arrival, kMillisecond + 64 * kMicrosecond + 1600);
   EXPECT_EQ(f.replica->state().prefix_hit_tokens(), 1536);
+  // The cluster sees the cache: a router could score this replica.
+  Request probe;
+  probe.prompt_tokens = 3000;
+  probe.prefix_blocks = {11, 12, 99};
+  probe.prefix_block_tokens = 512;
+  EXPECT_EQ(f.replica->CachedPrefixTokens(probe), 1024);
   EXPECT_EQ(f.replica->state().kv().cached_blocks(), 3 * 32);
 }
 
