@@ -8,68 +8,25 @@
 #include "sim/cluster/replica.h"
 #include "sim/cluster/vllm_scheduler.h"
 #include "sim/engine/simulation.h"
+#include "tests/sim/replica_rig.h"
 
 namespace fleetsim {
 namespace {
 
-// 1 ms per iteration + 1 us per token + 1 ns per KV token read.
-class LinearPerf final : public PerfModel {
- public:
-  int64_t IterationNs(const BatchShape& s) const override {
-    return kMillisecond + s.tokens() * kMicrosecond + s.decode_kv_tokens + s.prefill_kv_tokens;
-  }
-  std::vector<std::pair<std::string, std::string>> Sources() const override { return {{"all", "test"}}; }
-};
+using namespace testing_rig;
 
-struct Recorder final : RunObserver {
-  std::vector<RequestRecord> finished;
-  std::vector<std::pair<SimTime, SimTime>> iterations;  // start, end
-  std::vector<BatchShape> shapes;
-  int64_t gaps = 0;
-  int64_t gap_calls = 0;
-  std::map<SimTime, int64_t> gap_counts;
-  void OnArrival(const Request&, int) override {}
-  void OnFinished(const RequestRecord& r) override { finished.push_back(r); }
-  void OnTokenGaps(SimTime, SimTime gap, int64_t count) override {
-    gaps += count;
-    ++gap_calls;
-    gap_counts[gap] += count;
-  }
-  void OnIteration(int, SimTime start, SimTime end, const BatchShape& s) override {
-    iterations.push_back({start, end});
-    shapes.push_back(s);
-  }
-  void OnSample(const ReplicaSample&) override {}
-};
-
-struct Fixture {
-  explicit Fixture(int64_t kv_blocks, SchedulerLimits limits = {}, int max_model_len = 1 << 20)
-      : sim(1) {
-    ReplicaOptions o;
-    o.max_model_len = max_model_len;
-    limits.max_model_len = max_model_len;
-    o.kv_blocks = kv_blocks;
-    o.block_size = 16;
-    replica = std::make_unique<Replica>(sim, o, std::make_unique<VllmScheduler>(limits), perf, rec);
-  }
-  void SubmitAt(SimTime t, int32_t prompt, int32_t output, uint64_t id) {
-    sim.At(t, [this, t, prompt, output, id] {
-      Request r;
-      r.id = id;
-      r.arrival = t;
-      r.prompt_tokens = prompt;
-      r.output_tokens = output;
-      replica->Submit(std::move(r));
-    });
-  }
-  Simulation sim;
-  LinearPerf perf;
-  Recorder rec;
-  std::unique_ptr<Replica> replica;
-};
+// A vLLM V1 replica with `kv_blocks` blocks and the given limits.
+Fixture Vllm(int64_t kv_blocks, SchedulerLimits limits = {}, int max_model_len = 1 << 20) {
+  Rig r;
+  r.scheduler = "vllm";
+  r.limits = limits;
+  r.limits.max_model_len = max_model_len;
+  r.kv_blocks = kv_blocks;
+  return Fixture(r);
+}
 
 TEST(Replica, SingleRequestTimelineMatchesIterationTimes) {
-  Fixture f(1000);
+  Fixture f = Vllm(1000);
   f.SubmitAt(0, 100, 5, 0);
   f.sim.Run();
   ASSERT_EQ(f.rec.finished.size(), 1u);
@@ -83,7 +40,7 @@ TEST(Replica, SingleRequestTimelineMatchesIterationTimes) {
   EXPECT_EQ(r.finish, t);
   EXPECT_EQ(r.generated_tokens, 5);
   EXPECT_EQ(r.status, RequestStatus::kCompleted);
-  EXPECT_EQ(f.rec.gaps, 4);
+  EXPECT_EQ(f.rec.gap_total, 4);
   EXPECT_EQ(f.replica->state().kv().used_blocks(), 0);
 }
 
@@ -91,7 +48,7 @@ TEST(Replica, LongPromptIsChunkedByTheTokenBudget) {
   SchedulerLimits limits;
   limits.max_num_batched_tokens = 512;
   limits.max_num_seqs = 16;
-  Fixture f(10000, limits);
+  Fixture f = Vllm(10000, limits);
   f.SubmitAt(0, 8192, 2, 0);
   f.sim.Run();
   ASSERT_EQ(f.rec.finished.size(), 1u);
@@ -109,7 +66,7 @@ TEST(Replica, RunningDecodesComeBeforeNewPrefills) {
   SchedulerLimits limits;
   limits.max_num_batched_tokens = 64;
   limits.max_num_seqs = 16;
-  Fixture f(10000, limits);
+  Fixture f = Vllm(10000, limits);
   f.SubmitAt(0, 10, 50, 0);
   f.SubmitAt(5 * kMillisecond, 200, 2, 1);
   f.sim.Run();
@@ -127,7 +84,7 @@ TEST(Replica, RunningDecodesComeBeforeNewPrefills) {
 }
 
 TEST(Replica, RejectsRequestLongerThanMaxModelLen) {
-  Fixture f(1000, {}, 128);
+  Fixture f = Vllm(1000, {}, 128);
   f.SubmitAt(0, 100, 29, 0);
   f.SubmitAt(0, 100, 28, 1);
   f.sim.Run();
@@ -140,7 +97,7 @@ TEST(Replica, RejectsRequestLongerThanMaxModelLen) {
 TEST(Replica, PreemptsLatestArrivedWhenBlocksRunOutAndRecomputes) {
   // 8 blocks = 128 tokens. Two requests of 40-token prompts that each grow to
   // 40 + 60 tokens cannot both stay: the later one is preempted.
-  Fixture f(8);
+  Fixture f = Vllm(8);
   f.SubmitAt(0, 40, 60, 0);
   f.SubmitAt(0, 40, 60, 1);
   f.sim.Run();
@@ -156,19 +113,19 @@ TEST(Replica, PreemptsLatestArrivedWhenBlocksRunOutAndRecomputes) {
   EXPECT_EQ(f.replica->state().preemptions(), second.preemptions);
   EXPECT_EQ(f.replica->state().kv().used_blocks(), 0);
   // Every output token but the first has exactly one gap.
-  EXPECT_EQ(f.rec.gaps, 2 * 59);
+  EXPECT_EQ(f.rec.gap_total, 2 * 59);
 }
 
 TEST(Replica, SharedGapsAreRecordedOncePerGroup) {
-  Fixture f(1000);
+  Fixture f = Vllm(1000);
   for (int i = 0; i < 8; ++i) f.SubmitAt(0, 16, 10, i);
   f.sim.Run();
   ASSERT_EQ(f.rec.finished.size(), 8u);
-  EXPECT_EQ(f.rec.gaps, 8 * 9);
+  EXPECT_EQ(f.rec.gap_total, 8 * 9);
   // The eight decode in lockstep: one gap entry per iteration, not per
   // sequence (request 0 runs one step ahead of the seven that queued behind
   // its first iteration, so a few iterations carry two groups).
-  EXPECT_LE(f.rec.gap_calls, static_cast<int64_t>(f.rec.iterations.size()) + 2);
+  EXPECT_LE(static_cast<int64_t>(f.rec.gaps.size()), static_cast<int64_t>(f.rec.iterations.size()) + 2);
 }
 
 // Random load on a small cache: the running sums must match a walk over the
@@ -177,7 +134,7 @@ TEST(Replica, InvariantsHoldUnderRandomLoadWithPreemption) {
   SchedulerLimits limits;
   limits.max_num_batched_tokens = 256;
   limits.max_num_seqs = 32;
-  Fixture f(64, limits, 1000);
+  Fixture f = Vllm(64, limits, 1000);
   Rng rng(99);
   SimTime t = 0;
   for (int i = 0; i < 400; ++i) {
@@ -201,7 +158,7 @@ TEST(Replica, InvariantsHoldUnderRandomLoadWithPreemption) {
     }
   }
   EXPECT_EQ(completed, 400);
-  EXPECT_EQ(f.rec.gaps, tokens);
+  EXPECT_EQ(f.rec.gap_total, tokens);
   EXPECT_GT(f.replica->state().preemptions(), 0);
   EXPECT_EQ(f.replica->state().kv().used_blocks(), 0);
 }
