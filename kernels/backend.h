@@ -91,6 +91,175 @@ struct GemmArgs {
 // backend calls this before touching memory.
 Status ValidateGemmArgs(const GemmArgs& args);
 
+// ---- Transformer ops besides GEMM -------------------------------------------
+//
+// Layout shared by the ops below: a tensor of `rows` (tokens or sequences) is
+// stored row after row, each row contiguous, with a row stride in elements
+// (the distance between the starts of two consecutive rows, >= the row's
+// logical width). Strides let an op read or write a slice of a wider buffer,
+// e.g. Q, K and V as column ranges of one fused QKV projection. Inside a row,
+// attention heads are contiguous: head h occupies [h·head_dim, (h+1)·head_dim).
+//
+// All floating-point tensors of one call share `dtype`; every element is
+// widened to fp32, the op is computed in fp32, and each output is rounded to
+// its storage type once (round to nearest even). Index tensors (token ids,
+// positions, block tables, lengths, sequence starts) are int32 in device
+// memory, as a serving engine keeps them.
+//
+// Validate<Op>Args checks what can be checked on the host (sizes, strides,
+// null pointers, aliasing rules) and returns a Status naming the op and the
+// first bad field; every backend calls it before touching memory. The
+// contents of index tensors live on the device and are the caller's
+// contract (REQUIRES lines below).
+
+// out[r] = x[r] / sqrt(mean_i(x[r][i]²) + eps) ⊙ weight, per row (RMSNorm as
+// in Llama). The mean of squares is accumulated in fp32.
+// out may equal x (in place); otherwise they must not overlap.
+struct RmsNormArgs {
+  int64_t rows = 0;    // tokens
+  int64_t hidden = 0;  // row width, and the length of weight
+  float eps = 1e-5f;   // added to the mean square; > 0 keeps a zero row finite
+  DType dtype = DType::kFp32;
+  const void* x = nullptr;       // rows × hidden, row stride x_stride
+  const void* weight = nullptr;  // hidden elements, contiguous
+  void* out = nullptr;           // rows × hidden, row stride out_stride
+  int64_t x_stride = 0;          // >= hidden
+  int64_t out_stride = 0;        // >= hidden
+};
+Status ValidateRmsNormArgs(const RmsNormArgs& args);
+
+// out = silu(gate) ⊙ up, silu(g) = g / (1 + e^-g): the gated activation of a
+// SwiGLU MLP (Llama, Mistral, Qwen). gate and up are usually the two halves
+// of one fused projection, hence separate strides.
+// out may equal gate or up (in place, same stride); no other overlap.
+struct SiluMulArgs {
+  int64_t rows = 0;   // tokens
+  int64_t width = 0;  // intermediate size
+  DType dtype = DType::kFp32;
+  const void* gate = nullptr;  // rows × width, row stride gate_stride
+  const void* up = nullptr;    // rows × width, row stride up_stride
+  void* out = nullptr;         // rows × width, row stride out_stride
+  int64_t gate_stride = 0;     // >= width
+  int64_t up_stride = 0;       // >= width
+  int64_t out_stride = 0;      // >= width
+};
+Status ValidateSiluMulArgs(const SiluMulArgs& args);
+
+// out = a + b elementwise (the residual connection), summed in fp32 and
+// rounded once. out may equal a or b (in place, same stride).
+struct ResidualAddArgs {
+  int64_t rows = 0;
+  int64_t width = 0;
+  DType dtype = DType::kFp32;
+  const void* a = nullptr;  // rows × width, row stride a_stride
+  const void* b = nullptr;  // rows × width, row stride b_stride
+  void* out = nullptr;      // rows × width, row stride out_stride
+  int64_t a_stride = 0;     // >= width
+  int64_t b_stride = 0;     // >= width
+  int64_t out_stride = 0;   // >= width
+};
+Status ValidateResidualAddArgs(const ResidualAddArgs& args);
+
+// out[t] = table[token_ids[t]]: the token embedding lookup. A copy, so fp16
+// and bf16 values pass through bit for bit.
+// REQUIRES: every token id is in [0, vocab_size). An id outside writes a row
+// of zeros on every backend (a GPU cannot report it without a sync).
+struct EmbeddingArgs {
+  int64_t num_tokens = 0;
+  int64_t vocab_size = 0;  // rows of table
+  int64_t hidden = 0;      // row width of table and out
+  DType dtype = DType::kFp32;
+  const int32_t* token_ids = nullptr;  // num_tokens ids
+  const void* table = nullptr;         // vocab_size × hidden, contiguous rows
+  void* out = nullptr;                 // num_tokens × hidden, row stride out_stride
+  int64_t out_stride = 0;              // >= hidden
+};
+Status ValidateEmbeddingArgs(const EmbeddingArgs& args);
+
+// Rotary position embedding, Llama style ("rotate half"), in place on x of
+// shape num_tokens × num_heads × head_dim. Token t at position p = positions[t]
+// has, for i in [0, head_dim/2), the angle p·θ^(-2i/head_dim) applied to the
+// pair (x[i], x[i + head_dim/2]):
+//   x'[i]              = x[i]·cos − x[i + head_dim/2]·sin
+//   x'[i + head_dim/2] = x[i + head_dim/2]·cos + x[i]·sin
+// Angles are formed in double so that long positions keep their phase; the
+// rotation itself is fp32. Call once for Q and once for K.
+// REQUIRES: positions are >= 0.
+struct RopeArgs {
+  int64_t num_tokens = 0;
+  int64_t num_heads = 0;  // heads in each row of x
+  int64_t head_dim = 0;   // even, > 0
+  double theta = 10000.0; // base of the frequencies (Llama 2: 1e4, Llama 3: 5e5); > 0
+  DType dtype = DType::kFp32;
+  const int32_t* positions = nullptr;  // num_tokens positions
+  void* x = nullptr;                   // rotated in place
+  int64_t x_stride = 0;                // row stride, >= num_heads·head_dim
+};
+Status ValidateRopeArgs(const RopeArgs& args);
+
+// Causal, grouped-query self-attention over the prompt tokens of a batch of
+// sequences packed one after another ("varlen" prefill). Sequence s owns the
+// tokens [seq_starts[s], seq_starts[s+1]); its query i attends to its keys
+// 0..i. Query head h reads K/V head h / (num_heads / num_kv_heads), so
+// consecutive query heads share a K/V head (GQA; MHA when num_kv_heads ==
+// num_heads, MQA when it is 1). Scores are q·k / sqrt(head_dim); softmax in
+// fp32 with the running maximum subtracted.
+// REQUIRES: seq_starts[0] == 0, non-decreasing, seq_starts[num_seqs] ==
+// num_tokens. out must not overlap q, k or v.
+struct AttentionPrefillArgs {
+  int64_t num_seqs = 0;
+  int64_t num_tokens = 0;  // total over the batch
+  int64_t num_heads = 0;   // query heads
+  int64_t num_kv_heads = 0;  // K/V heads; divides num_heads
+  int64_t head_dim = 0;
+  DType dtype = DType::kFp32;
+  const int32_t* seq_starts = nullptr;  // num_seqs + 1 token offsets
+  const void* q = nullptr;  // num_tokens × num_heads × head_dim, row stride q_stride
+  const void* k = nullptr;  // num_tokens × num_kv_heads × head_dim, row stride k_stride
+  const void* v = nullptr;  // num_tokens × num_kv_heads × head_dim, row stride v_stride
+  void* out = nullptr;      // num_tokens × num_heads × head_dim, row stride out_stride
+  int64_t q_stride = 0;     // >= num_heads·head_dim
+  int64_t k_stride = 0;     // >= num_kv_heads·head_dim
+  int64_t v_stride = 0;     // >= num_kv_heads·head_dim
+  int64_t out_stride = 0;   // >= num_heads·head_dim
+};
+Status ValidateAttentionPrefillArgs(const AttentionPrefillArgs& args);
+
+// One decode step of grouped-query attention for a batch of sequences whose
+// K/V live in a paged cache (vLLM's PagedAttention layout, simplified). The
+// cache is num_blocks blocks of block_size token slots; a slot holds
+// num_kv_heads × head_dim contiguous elements, so token slot j of block b
+// starts at element (b·block_size + j)·num_kv_heads·head_dim of k_cache (and
+// of v_cache). Sequence s has context_lens[s] tokens; its token t lives in
+// block block_tables[s·block_table_stride + t / block_size], slot
+// t % block_size. The one query row of sequence s attends to all of them
+// (the new token's K/V must already be in the cache). Scale, GQA mapping and
+// softmax as in AttentionPrefillArgs. A sequence with context length 0 gets
+// a zero output row.
+// REQUIRES: 0 <= context_lens[s] <= max_blocks_per_seq·block_size; the first
+// ceil(context_lens[s] / block_size) block ids of each row are in
+// [0, num_blocks). out must not overlap q or the caches.
+struct AttentionDecodeArgs {
+  int64_t num_seqs = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;  // divides num_heads
+  int64_t head_dim = 0;
+  int64_t block_size = 0;          // token slots per KV block, > 0
+  int64_t num_blocks = 0;          // blocks in each of k_cache, v_cache
+  int64_t max_blocks_per_seq = 0;  // used columns of the block table
+  DType dtype = DType::kFp32;
+  const void* q = nullptr;        // num_seqs × num_heads × head_dim, row stride q_stride
+  const void* k_cache = nullptr;  // num_blocks × block_size × num_kv_heads × head_dim
+  const void* v_cache = nullptr;  // same shape as k_cache
+  const int32_t* block_tables = nullptr;  // num_seqs rows, row stride block_table_stride
+  const int32_t* context_lens = nullptr;  // num_seqs lengths in tokens
+  void* out = nullptr;            // num_seqs × num_heads × head_dim, row stride out_stride
+  int64_t q_stride = 0;            // >= num_heads·head_dim
+  int64_t out_stride = 0;          // >= num_heads·head_dim
+  int64_t block_table_stride = 0;  // >= max_blocks_per_seq
+};
+Status ValidateAttentionDecodeArgs(const AttentionDecodeArgs& args);
+
 // What a backend runs on, for logs and for calibration profiles (which must
 // record the device, its clocks and the tool versions they were measured
 // with). Fields a backend cannot know are left at their zero value.
@@ -170,9 +339,29 @@ class Backend {
   // Waits until every enqueued op and copy has finished, and reports any
   // error an asynchronous op hit.
   virtual Status Synchronize() = 0;
+  // Device → device across backends of the same kind (GPU → GPU over
+  // NVLink/PCIe, the tensor- and pipeline-parallel transfers): copies
+  // `bytes` from src on this backend to dst on `dst_backend`. Enqueued on
+  // this (the source) backend's stream, so it is ordered after this
+  // backend's ops but not after the destination's: Synchronize()
+  // `dst_backend` first if it may still use dst, and Synchronize() this
+  // backend before the destination reads dst. A backend of another kind is
+  // answered with a Status. dst_backend may be this backend (then it is
+  // CopyOnDevice).
+  // REQUIRES: the ranges do not overlap.
+  virtual Status CopyPeer(Backend& dst_backend, void* dst, const void* src, size_t bytes) = 0;
 
   // ---- Ops ---------------------------------------------------------------
+  // Each op validates its arguments (Validate<Op>Args above) and then runs
+  // or enqueues the op; see the Args struct for the contract.
   virtual Status Gemm(const GemmArgs& args) = 0;
+  virtual Status RmsNorm(const RmsNormArgs& args) = 0;
+  virtual Status SiluMul(const SiluMulArgs& args) = 0;
+  virtual Status ResidualAdd(const ResidualAddArgs& args) = 0;
+  virtual Status Embedding(const EmbeddingArgs& args) = 0;
+  virtual Status Rope(const RopeArgs& args) = 0;
+  virtual Status AttentionPrefill(const AttentionPrefillArgs& args) = 0;
+  virtual Status AttentionDecode(const AttentionDecodeArgs& args) = 0;
 
   // Allocate wrapped in an owning buffer (previous contents of *out freed).
   Status AllocateBuffer(size_t bytes, DeviceBuffer* out);

@@ -9,7 +9,14 @@
 #include <string>
 #include <thread>
 
+#include "kernels/cpu/attention_decode.h"
+#include "kernels/cpu/attention_prefill.h"
+#include "kernels/cpu/embedding.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/residual_add.h"
+#include "kernels/cpu/rms_norm.h"
+#include "kernels/cpu/rope.h"
+#include "kernels/cpu/silu_mul.h"
 
 namespace fleetsim::kernels {
 namespace {
@@ -82,6 +89,23 @@ Status CpuBackend::CopyOnDevice(void* dst, const void* src, size_t bytes) {
   return Status::Ok();
 }
 
+Status CpuBackend::CopyPeer(Backend& dst_backend, void* dst, const void* src, size_t bytes) {
+  if (dst_backend.name() != name()) {
+    return Status::Invalid("copy_peer: from a \"cpu\" backend to a \"" + std::string(dst_backend.name()) +
+                           "\" one; peer copies join backends of the same kind (use CopyToDevice "
+                           "on the destination for host to device)");
+  }
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+  return Status::Ok();
+}
+
 Status CpuBackend::Gemm(const GemmArgs& args) { return CpuGemm(args); }
+Status CpuBackend::RmsNorm(const RmsNormArgs& args) { return CpuRmsNorm(args); }
+Status CpuBackend::SiluMul(const SiluMulArgs& args) { return CpuSiluMul(args); }
+Status CpuBackend::ResidualAdd(const ResidualAddArgs& args) { return CpuResidualAdd(args); }
+Status CpuBackend::Embedding(const EmbeddingArgs& args) { return CpuEmbedding(args); }
+Status CpuBackend::Rope(const RopeArgs& args) { return CpuRope(args); }
+Status CpuBackend::AttentionPrefill(const AttentionPrefillArgs& args) { return CpuAttentionPrefill(args); }
+Status CpuBackend::AttentionDecode(const AttentionDecodeArgs& args) { return CpuAttentionDecode(args); }
 
 }  // namespace fleetsim::kernels

@@ -26,8 +26,17 @@ class CpuBackend final : public Backend {
   Status CopyToHost(void* host_dst, const void* src, size_t bytes) override;
   Status CopyOnDevice(void* dst, const void* src, size_t bytes) override;
   Status Synchronize() override { return Status::Ok(); }
+  // Only to another "cpu" backend: a memcpy.
+  Status CopyPeer(Backend& dst_backend, void* dst, const void* src, size_t bytes) override;
 
   Status Gemm(const GemmArgs& args) override;
+  Status RmsNorm(const RmsNormArgs& args) override;
+  Status SiluMul(const SiluMulArgs& args) override;
+  Status ResidualAdd(const ResidualAddArgs& args) override;
+  Status Embedding(const EmbeddingArgs& args) override;
+  Status Rope(const RopeArgs& args) override;
+  Status AttentionPrefill(const AttentionPrefillArgs& args) override;
+  Status AttentionDecode(const AttentionDecodeArgs& args) override;
 
  private:
   DeviceInfo info_;

@@ -11,6 +11,7 @@
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/gemm.h"
+#include "kernels/cuda/launchers.h"
 
 namespace fleetsim::kernels {
 namespace {
@@ -150,6 +151,54 @@ Status CudaBackend::Synchronize() {
 Status CudaBackend::Gemm(const GemmArgs& args) {
   FLEETSIM_RETURN_IF_ERROR(Activate());
   return LaunchGemm(cublas_, stream_, args);
+}
+
+Status CudaBackend::CopyPeer(Backend& dst_backend, void* dst, const void* src, size_t bytes) {
+  if (dst_backend.name() != name()) {
+    return Status::Invalid("copy_peer: from a \"cuda\" backend to a \"" + std::string(dst_backend.name()) +
+                           "\" one; peer copies join backends of the same kind (use CopyToHost "
+                           "for device to host)");
+  }
+  if (bytes == 0) return Status::Ok();
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  const int dst_device = dst_backend.device().device_ordinal;
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaMemcpyPeerAsync(dst, dst_device, src, device_, bytes, stream_));
+  return Status::Ok();
+}
+
+Status CudaBackend::RmsNorm(const RmsNormArgs& args) {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  return LaunchRmsNorm(stream_, args);
+}
+
+Status CudaBackend::SiluMul(const SiluMulArgs& args) {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  return LaunchSiluMul(stream_, args);
+}
+
+Status CudaBackend::ResidualAdd(const ResidualAddArgs& args) {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  return LaunchResidualAdd(stream_, args);
+}
+
+Status CudaBackend::Embedding(const EmbeddingArgs& args) {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  return LaunchEmbedding(stream_, args);
+}
+
+Status CudaBackend::Rope(const RopeArgs& args) {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  return LaunchRope(stream_, args);
+}
+
+Status CudaBackend::AttentionPrefill(const AttentionPrefillArgs& args) {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  return LaunchAttentionPrefill(stream_, args);
+}
+
+Status CudaBackend::AttentionDecode(const AttentionDecodeArgs& args) {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  return LaunchAttentionDecode(stream_, args);
 }
 
 }  // namespace fleetsim::kernels

@@ -44,8 +44,20 @@ class CudaBackend final : public Backend {
   Status CopyToHost(void* host_dst, const void* src, size_t bytes) override;
   Status CopyOnDevice(void* dst, const void* src, size_t bytes) override;
   Status Synchronize() override;
+  // Only to another "cuda" backend (any device, this one included), with
+  // cudaMemcpyPeerAsync on this backend's stream. The runtime routes it over
+  // NVLink or PCIe when peer access is enabled and stages it through the
+  // host otherwise; enabling peer access is the caller's choice.
+  Status CopyPeer(Backend& dst_backend, void* dst, const void* src, size_t bytes) override;
 
   Status Gemm(const GemmArgs& args) override;
+  Status RmsNorm(const RmsNormArgs& args) override;
+  Status SiluMul(const SiluMulArgs& args) override;
+  Status ResidualAdd(const ResidualAddArgs& args) override;
+  Status Embedding(const EmbeddingArgs& args) override;
+  Status Rope(const RopeArgs& args) override;
+  Status AttentionPrefill(const AttentionPrefillArgs& args) override;
+  Status AttentionDecode(const AttentionDecodeArgs& args) override;
 
   // For ops written against the raw stream (future kernels, the calibrator's
   // CUDA-event timing). Owned by this backend.
