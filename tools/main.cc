@@ -3,6 +3,7 @@
 //   fleetsim run SCENARIO.json [--out DIR] [--seed N] [--trace] [--quiet]
 //   fleetsim validate SCENARIO.json
 //   fleetsim list
+//   fleetsim calibrate import-vidur --compute FILE --network FILE[,FILE] --out PROFILE.json [--model NAME]
 //
 // Exit codes: 0 success; 2 bad input (scenario, trace, names, impossible
 // configuration) with a one-line message naming the file and JSON path or
@@ -17,8 +18,11 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "calibrate/vidur_import.h"
 #include "model/catalog.h"
+#include "model/profile.h"
 #include "sim/metrics/text_out.h"
 #include "sim/runner/run.h"
 #include "sim/scenario/parse.h"
@@ -237,8 +241,26 @@ int CmdList(const Catalog& catalog, const Policies& policies) {
   std::printf("routers:\n");
   for (const auto& e : policies.routers.entries())
     std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
-  std::printf("perf sources:\n  %-18s %s\n", "roofline",
-              "datasheet ceilings x measured efficiencies (model/roofline.h)");
+  std::printf("perf sources:\n  %-18s %s\n  %-18s %s\n", "roofline",
+              "datasheet ceilings x measured efficiencies (model/roofline.h)", "profile",
+              "measured per-operator times from a profile JSON (perf.profile; model/profile_perf_model.h)");
+  return 0;
+}
+
+// Converts Vidur's published CSVs into a fleetsim profile JSON.
+int CmdImportVidur(const std::string& compute, const std::vector<std::string>& network, const std::string& out,
+                   const std::string& model, const Catalog& catalog) {
+  ImportOptions options;
+  options.model = model;
+  options.catalog = &catalog;
+  Profile profile;
+  Status s = ImportVidur(compute, network, options, &profile);
+  if (!s.ok()) return Fail(s);
+  std::string text;
+  s = WriteProfileJson(profile, &text);
+  if (!s.ok()) return Fail(s);
+  s = WriteFile(out, text);
+  if (!s.ok()) return Fail(s);
   return 0;
 }
 
@@ -269,6 +291,19 @@ int main(int argc, char** argv) {
 
   CLI::App* list = app.add_subcommand("list", "models, GPUs, engines and registered policies");
 
+  CLI::App* calibrate = app.add_subcommand("calibrate", "build performance profiles");
+  calibrate->require_subcommand(1);
+  std::string vidur_compute, vidur_out, vidur_model;
+  std::vector<std::string> vidur_network;
+  CLI::App* import_vidur =
+      calibrate->add_subcommand("import-vidur", "convert Vidur's profiling CSVs (microsoft/vidur) into a profile");
+  import_vidur->add_option("--compute", vidur_compute, "Vidur compute CSV (the *_mlp.csv)")->required();
+  import_vidur->add_option("--network", vidur_network, "Vidur network CSVs (all_reduce, send_recv)")
+      ->delimiter(',');
+  import_vidur->add_option("--out", vidur_out, "profile JSON to write")->required();
+  import_vidur->add_option("--model", vidur_model,
+                           "model zoo name the compute CSV was measured for (default: inferred from its dimensions)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -289,5 +324,6 @@ int main(int argc, char** argv) {
   if (*run) return CmdRun(scenario, out_dir, seed, trace, quiet, catalog, policies);
   if (*validate) return CmdValidate(vscenario, catalog, policies);
   if (*list) return CmdList(catalog, policies);
+  if (*import_vidur) return CmdImportVidur(vidur_compute, vidur_network, vidur_out, vidur_model, catalog);
   return kExitInput;
 }

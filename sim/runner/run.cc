@@ -6,8 +6,12 @@
 #include <cstdio>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <map>
+#include <optional>
 
+#include "model/profile.h"
+#include "model/profile_perf_model.h"
 #include "sim/cluster/replica.h"
 #include "sim/engine/simulation.h"
 #include "sim/traffic/traffic_spec.h"
@@ -119,6 +123,31 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   return Status::Ok();
 }
 
+// The pool's performance model: a ProfilePerfModel over `profile` when the
+// scenario names one (perf.profile), else the roofline. Errors name the
+// JSON paths.
+Status MakePerfModel(const ScenarioSpec& s, const PoolPlan& p, const Profile* profile,
+                     std::unique_ptr<PerfModel>* out) {
+  if (!profile) {
+    *out = std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, *p.engine, s.roofline);
+    return Status::Ok();
+  }
+  std::unique_ptr<ProfilePerfModel> m;
+  FLEETSIM_RETURN_IF_ERROR(ProfilePerfModel::Create(*profile, std::filesystem::path(s.perf_profile).filename().string(),
+                                                    *p.model, *p.gpu, p.shard, *p.engine, s.roofline, &m)
+                               .WithPrefix(s.file + ": perf.profile: " + p.spec->path + ": "));
+  *out = std::move(m);
+  return Status::Ok();
+}
+
+Status LoadScenarioProfile(const ScenarioSpec& s, std::optional<Profile>* out) {
+  if (s.perf_profile.empty()) return Status::Ok();
+  Profile p;
+  FLEETSIM_RETURN_IF_ERROR(LoadProfileFile(s.perf_profile, &p).WithPrefix(s.file + ": perf.profile: "));
+  *out = std::move(p);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, const Policies& policies,
@@ -148,6 +177,14 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
     FLEETSIM_RETURN_IF_ERROR(readable(s.traffic.path, "traffic.trace.path", "trace"));
   } else if (!s.traffic.lengths_csv.empty()) {
     FLEETSIM_RETURN_IF_ERROR(readable(s.traffic.lengths_csv, "traffic.generator.lengths_csv", "length CSV"));
+  }
+  {
+    std::optional<Profile> profile;
+    FLEETSIM_RETURN_IF_ERROR(LoadScenarioProfile(s, &profile));
+    for (const PoolPlan& p : run->pools_) {
+      std::unique_ptr<PerfModel> perf;
+      FLEETSIM_RETURN_IF_ERROR(MakePerfModel(s, p, profile ? &*profile : nullptr, &perf));
+    }
   }
   if (s.traffic.kind == TrafficSpec::Kind::kGenerator && !s.traffic.model.empty()) {
     bool served = false;
@@ -185,11 +222,14 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
 
   // The fleet.
   std::vector<std::unique_ptr<PerfModel>> perf;
+  std::optional<Profile> profile;
+  FLEETSIM_RETURN_IF_ERROR(LoadScenarioProfile(spec_, &profile));
   std::vector<std::unique_ptr<Replica>> replicas;
   std::map<std::string, std::vector<Replica*>, std::less<>> by_model;
   for (size_t pi = 0; pi < pools_.size(); ++pi) {
     const PoolPlan& p = pools_[pi];
-    perf.push_back(std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, *p.engine, spec_.roofline));
+    perf.emplace_back();
+    FLEETSIM_RETURN_IF_ERROR(MakePerfModel(spec_, p, profile ? &*profile : nullptr, &perf.back()));
     for (int r = 0; r < p.spec->replicas; ++r) {
       ReplicaOptions ro;
       ro.index = static_cast<int>(replicas.size());

@@ -50,7 +50,7 @@ const KeyTable kTables[] = {
     {"perf",
      {"gemm_compute_efficiency", "gemm_memory_efficiency", "attention_compute_efficiency",
       "attention_memory_efficiency", "elementwise_memory_efficiency", "launch_overhead_us",
-      "link_efficiency"}},
+      "link_efficiency", "profile"}},
 };
 
 const KeyTable& TableFor(std::string_view path) {
@@ -459,6 +459,8 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
     perf.Number("elementwise_memory_efficiency", &r.elementwise_memory_efficiency, Obj::Range::kFraction);
     perf.Number("launch_overhead_us", &r.launch_overhead_us, Obj::Range::kNonNegative);
     perf.Number("link_efficiency", &r.link_efficiency, Obj::Range::kFraction);
+    perf.String("profile", &spec.perf_profile);
+    if (!spec.perf_profile.empty()) spec.perf_profile = ResolvePath(base_dir, spec.perf_profile);
   }
   if (err.ok() && spec.duration_s && spec.warmup_s >= *spec.duration_s)
     err = Status::Invalid("warmup_s: must be less than duration_s");

@@ -56,6 +56,9 @@ struct ScenarioSpec {
   std::optional<double> ttft_slo_ms;
   std::optional<double> tpot_slo_ms;
   RooflineOptions roofline;    // "perf" section
+  // perf.profile: a measured profile (model/profile.h), path resolved
+  // against the scenario's folder; empty: roofline only.
+  std::string perf_profile;
 };
 
 }  // namespace fleetsim

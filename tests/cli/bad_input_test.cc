@@ -393,6 +393,8 @@ std::vector<BadCase> BadCases() {
                            }),
                       {{"lengths.csv", std::string(kLengthHeader) + "10,5,15,2\n7,x,1,1\n"}},
                       {"{dir}/lengths.csv:3: ", "num_decode_tokens", "\"x\""}));
+  v.push_back(Case("PerfProfileMissing", With(g, [](json& j) { j["perf"]["profile"] = "no-such-profile.json"; }),
+                   {"perf.profile: ", "cannot open profile", "{dir}/no-such-profile.json"}));
   return v;
 }
 

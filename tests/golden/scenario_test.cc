@@ -134,11 +134,11 @@ TEST_P(GoldenScenario, SummaryMatchesGoldenAndConserves) {
 #ifdef FLEETSIM_SLOW_TESTS
 INSTANTIATE_TEST_SUITE_P(Bundled, GoldenScenario,
                          ::testing::Values("quickstart", "azure-conv-llama70b-h100", "scheduler-compare",
-                                           "mooncake-prefix", "bench-1m"));
+                                           "mooncake-prefix", "llama2-7b-h100-vidur", "bench-1m"));
 #else
 INSTANTIATE_TEST_SUITE_P(Bundled, GoldenScenario,
                          ::testing::Values("quickstart", "azure-conv-llama70b-h100", "scheduler-compare",
-                                           "mooncake-prefix"));
+                                           "mooncake-prefix", "llama2-7b-h100-vidur"));
 #endif
 
 TEST(Scenario, SameSeedGivesByteIdenticalOutputs) {
