@@ -44,6 +44,14 @@ Status LoadAndBuild(const std::string& path, const Catalog& catalog, const Polic
   return ScenarioRun::Build(spec, catalog, policies, run);
 }
 
+// Creates `dir` (and its parents) for a run's outputs.
+Status MakeOutputDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Invalid("cannot create output folder \"" + dir + "\": " + ec.message());
+  return Status::Ok();
+}
+
 Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   f << text;
@@ -58,9 +66,8 @@ int CmdRun(const std::string& path, std::string out_dir, std::optional<uint64_t>
   Status s = LoadAndBuild(path, catalog, policies, &run);
   if (!s.ok()) return Fail(s);
   if (out_dir.empty()) out_dir = "out/" + std::filesystem::path(path).stem().string();
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) return Fail(Status::Invalid("cannot create output folder \"" + out_dir + "\": " + ec.message()));
+  s = MakeOutputDir(out_dir);
+  if (!s.ok()) return Fail(s);
 
   MetricsOptions mo;
   mo.requests_csv = out_dir + "/requests.csv";
@@ -80,6 +87,7 @@ int CmdRun(const std::string& path, std::string out_dir, std::optional<uint64_t>
   if (!s.ok()) {
     // A run stopped by bad input leaves no partial outputs to be mistaken
     // for results.
+    std::error_code ec;
     for (const std::string& f : {mo.requests_csv, mo.timeseries_csv, mo.trace_json})
       if (!f.empty()) std::filesystem::remove(f, ec);
     return Fail(s);
@@ -164,9 +172,8 @@ int CmdCompareSchedulers(const std::string& path, std::string out_dir, std::opti
       continue;
     }
     const std::string dir = out_dir + "/" + name;
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return Fail(Status::Invalid("cannot create output folder \"" + dir + "\": " + ec.message()));
+    s = MakeOutputDir(dir);
+    if (!s.ok()) return Fail(s);
     MetricsOptions mo;
     mo.requests_csv = dir + "/requests.csv";
     mo.timeseries_csv = dir + "/timeseries.csv";

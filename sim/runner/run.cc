@@ -179,11 +179,13 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
     FLEETSIM_RETURN_IF_ERROR(readable(s.traffic.lengths_csv, "traffic.generator.lengths_csv", "length CSV"));
   }
   {
+    // Built once here, so that `validate` checks them, and kept for Run
+    // (a PerfModel is immutable).
     std::optional<Profile> profile;
     FLEETSIM_RETURN_IF_ERROR(LoadScenarioProfile(s, &profile));
     for (const PoolPlan& p : run->pools_) {
-      std::unique_ptr<PerfModel> perf;
-      FLEETSIM_RETURN_IF_ERROR(MakePerfModel(s, p, profile ? &*profile : nullptr, &perf));
+      run->perf_.emplace_back();
+      FLEETSIM_RETURN_IF_ERROR(MakePerfModel(s, p, profile ? &*profile : nullptr, &run->perf_.back()));
     }
   }
   if (s.traffic.kind == TrafficSpec::Kind::kGenerator && !s.traffic.model.empty()) {
@@ -221,15 +223,11 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
   FLEETSIM_RETURN_IF_ERROR(MetricsCollector::Open(mo, &metrics));
 
   // The fleet.
-  std::vector<std::unique_ptr<PerfModel>> perf;
-  std::optional<Profile> profile;
-  FLEETSIM_RETURN_IF_ERROR(LoadScenarioProfile(spec_, &profile));
+  const std::vector<std::unique_ptr<PerfModel>>& perf = perf_;
   std::vector<std::unique_ptr<Replica>> replicas;
   std::map<std::string, std::vector<Replica*>, std::less<>> by_model;
   for (size_t pi = 0; pi < pools_.size(); ++pi) {
     const PoolPlan& p = pools_[pi];
-    perf.emplace_back();
-    FLEETSIM_RETURN_IF_ERROR(MakePerfModel(spec_, p, profile ? &*profile : nullptr, &perf.back()));
     for (int r = 0; r < p.spec->replicas; ++r) {
       ReplicaOptions ro;
       ro.index = static_cast<int>(replicas.size());
@@ -245,7 +243,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
       std::unique_ptr<BatchScheduler> sched;
       FLEETSIM_RETURN_IF_ERROR(p.scheduler->factory(p.limits, p.spec->scheduler_options, &sched)
                                    .WithPrefix(spec_.file + ": " + p.spec->path + "."));
-      replicas.push_back(std::make_unique<Replica>(sim, ro, std::move(sched), *perf.back(), *metrics));
+      replicas.push_back(std::make_unique<Replica>(sim, ro, std::move(sched), *perf[pi], *metrics));
       by_model[p.model->name].push_back(replicas.back().get());
     }
   }

@@ -12,6 +12,7 @@
 #include "base/status.h"
 #include "model/catalog.h"
 #include "model/memory_plan.h"
+#include "model/perf_model.h"
 #include "model/roofline.h"
 #include "sim/cluster/batch_scheduler.h"
 #include "sim/cluster/router.h"
@@ -83,6 +84,7 @@ class ScenarioRun {
   const Policies& policies_;
   const RouterRegistry::Entry* router_ = nullptr;
   std::vector<PoolPlan> pools_;
+  std::vector<std::unique_ptr<PerfModel>> perf_;  // one per pool, built in Build
 };
 
 // Peak resident set size of this process, in KiB (0 if unknown).
