@@ -16,7 +16,7 @@ FUZZ_SECONDS ?= 20
 
 DEBIAN_PACKAGES := cmake make g++ clang-14 libclang-rt-14-dev libboost-graph-dev libeigen3-dev \
                    nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
-FUZZERS := fuzz_scenario fuzz_trace_azure fuzz_trace_mooncake fuzz_trace_csv
+FUZZERS := fuzz_scenario fuzz_trace_azure fuzz_trace_mooncake fuzz_trace_csv fuzz_profile
 
 .PHONY: deps configure build run test test-unit test-asan test-fuzz fuzz bench clean
 
@@ -73,7 +73,30 @@ test: test-unit test-asan test-fuzz
 
 bench: build
 	./$(BUILD)/tests/bench/engine_bench --benchmark_min_time=0.2
+	./$(BUILD)/tests/bench/perf_model_bench --benchmark_min_time=0.2
 	tools/bench.sh $(BUILD)
+	tools/calibrate_bench.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan build-fuzz out
+
+# ---- GPU machine bundle ------------------------------------------------------
+# make gpu-bundle: fleetsim, kernels_test and gemm_baseline built for Hopper
+# (CUDA on) with static libstdc++/libgcc/cudart, stripped, plus the headers
+# and GoogleTest archives a rebuild needs, in $(GPU_BUNDLE)/ (objects in
+# $(GPU_TREE)/). Carry $(GPU_BUNDLE) to the GPU machine and run
+# calibrate/gpu-check.sh OUTDIR there (see cmake/GpuBundle.cmake).
+GPU_TREE   ?= build-gpu-tree
+GPU_BUNDLE ?= build-gpu
+
+.PHONY: gpu-bundle
+gpu-bundle: deps
+	@mkdir -p $(GPU_TREE)
+	calibrate/gpu-check.sh --stamp > $(GPU_TREE)/SOURCE_STAMP
+	cmake -S . -B $(GPU_TREE) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEETSIM_CUDA=ON -DFLEETSIM_TESTS=ON \
+	  -DFLEETSIM_BENCH=OFF -DFLEETSIM_STATIC_RUNTIME=ON
+	cmake --build $(GPU_TREE) -j $(JOBS) --target fleetsim kernels_test gemm_baseline
+	cmake -DFLEETSIM_BUNDLE_TREE=$(GPU_TREE) -DFLEETSIM_BUNDLE_DIR=$(GPU_BUNDLE) -P cmake/GpuBundle.cmake
+	@echo "$(GPU_BUNDLE)/: $$(du -sh $(GPU_BUNDLE) | cut -f1); source tree that travels with it:" \
+	  "$$(git ls-files -co --exclude-standard -z 2>/dev/null | du -ch --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)" \
+	  "(the device tool carries 64 MiB in all)"

@@ -177,6 +177,24 @@ bool CudaDeviceAvailable(std::string* why_not) {
 #endif
 }
 
+Status DeviceCount(std::string_view name, int* count) {
+  *count = 0;
+  if (name == "cpu") {
+    *count = 1;
+    return Status::Ok();
+  }
+  if (name == "cuda") {
+    std::string why;
+    if (!CudaDeviceAvailable(&why))
+      return Status::Invalid("backend \"cuda\" is not available: " + std::string(CudaBuilt() ? "no CUDA device: " : "") +
+                             why);
+#if defined(FLEETSIM_HAVE_CUDA)
+    return CudaDeviceCount(count);
+#endif
+  }
+  return Status::Invalid("unknown backend \"" + std::string(name) + "\"");
+}
+
 Status MakeBackend(std::string_view name, std::unique_ptr<Backend>* out) {
   return MakeBackend(name, BackendOptions(), out);
 }

@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -363,6 +364,21 @@ class Backend {
   virtual Status AttentionPrefill(const AttentionPrefillArgs& args) = 0;
   virtual Status AttentionDecode(const AttentionDecodeArgs& args) = 0;
 
+  // ---- Timing (the calibrator's primitives) ---------------------------
+  // Runs `body` once (it enqueues ops on this backend) and sets *ns to the
+  // time the device spent from the start of the first op to the end of the
+  // last: "cuda" records CUDA events on the stream around body and reads
+  // their elapsed time; "cpu" reads steady_clock around body and a
+  // Synchronize. Work enqueued before the call is finished first, so it is
+  // not counted. A body's error is returned as is (and *ns is 0).
+  virtual Status TimeOnce(const std::function<Status()>& body, double* ns) = 0;
+  // Evicts this device's caches so that the next op reads its operands from
+  // memory, as a serving engine's kernels mostly do (weights are far larger
+  // than any cache): writes a scratch buffer of at least twice the
+  // last-level cache (DeviceInfo::l2_cache_bytes; the CPU's L3) and waits.
+  // The buffer is allocated on first use and kept.
+  virtual Status FlushCache() = 0;
+
   // Allocate wrapped in an owning buffer (previous contents of *out freed).
   Status AllocateBuffer(size_t bytes, DeviceBuffer* out);
 };
@@ -390,6 +406,11 @@ bool CudaBuilt();
 // e.g. "this fleetsim was built without CUDA" or
 // "cudaGetDeviceCount: cudaErrorNoDevice: no CUDA-capable device is detected".
 bool CudaDeviceAvailable(std::string* why_not);
+
+// How many devices backend `name` can create: the CUDA runtime's device
+// count for "cuda" (a Status when CUDA is not built or the runtime fails);
+// 1 for "cpu" (the host; tests create several to stand for ranks).
+Status DeviceCount(std::string_view name, int* count);
 
 // Creates the backend registered under `name` ("cpu" or "cuda"). An unknown
 // name is answered with the known ones; "cuda" in a build without CUDA or on

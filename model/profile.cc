@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -26,11 +27,43 @@ double ProfileCurve::At(double v) const {
   return ns[i - 1] + f * (ns[i] - ns[i - 1]);
 }
 
+bool ProfileDeviceInfo::operator==(const ProfileDeviceInfo& o) const {
+  return backend == o.backend && name == o.name && software == o.software && memory_bytes == o.memory_bytes &&
+         compute_units == o.compute_units && compute_capability == o.compute_capability &&
+         sm_clock_khz == o.sm_clock_khz && memory_clock_khz == o.memory_clock_khz &&
+         memory_bus_width_bits == o.memory_bus_width_bits && l2_cache_bytes == o.l2_cache_bytes &&
+         gemm_tflops == o.gemm_tflops && copy_gbps == o.copy_gbps && h2d_gbps == o.h2d_gbps &&
+         d2h_gbps == o.d2h_gbps;
+}
+
+bool ProfileCalibration::operator==(const ProfileCalibration& o) const {
+  return backend == o.backend && grid == o.grid && tp == o.tp && warmup == o.warmup &&
+         repetitions == o.repetitions && flush_cache == o.flush_cache && wall_seconds == o.wall_seconds;
+}
+
+bool AttentionDecision::operator==(const AttentionDecision& o) const {
+  return achieved_fraction == o.achieved_fraction && threshold == o.threshold && ceiling == o.ceiling &&
+         use_measured == o.use_measured && published_efficiency == o.published_efficiency &&
+         published_source == o.published_source;
+}
+
+bool ProfileLink::operator==(const ProfileLink& o) const {
+  return src == o.src && dst == o.dst && kind == o.kind && alpha_ns == o.alpha_ns && gbps == o.gbps &&
+         points == o.points;
+}
+
+bool CollectiveCheck::operator==(const CollectiveCheck& o) const {
+  return collective == o.collective && ranks == o.ranks && bytes == o.bytes && measured_ns == o.measured_ns &&
+         predicted_ns == o.predicted_ns;
+}
+
 bool Profile::operator==(const Profile& o) const {
   return device == o.device && source == o.source && date == o.date && model == o.model && gemm == o.gemm &&
          elementwise == o.elementwise && embedding == o.embedding &&
          all_reduce_intra_node == o.all_reduce_intra_node && send_recv_intra_node == o.send_recv_intra_node &&
-         send_recv_inter_node == o.send_recv_inter_node && notes == o.notes;
+         send_recv_inter_node == o.send_recv_inter_node && notes == o.notes && device_info == o.device_info &&
+         calibration == o.calibration && measurements == o.measurements && fits == o.fits &&
+         attention == o.attention && links == o.links && collective_checks == o.collective_checks;
 }
 
 namespace {
@@ -104,9 +137,266 @@ Status ParseString(const json& top, const char* key, bool required, std::string*
   return Status::Ok();
 }
 
-Status Parse(const json& top, Profile* p) {
+// Typed readers of one key of object `o` at `path`; a missing key is an
+// error when required, else leaves *out alone.
+Status GetNumber(const json& o, const std::string& path, const char* key, bool required, double* out,
+                 double min = -INFINITY) {
+  const std::string p = Join(path, key);
+  if (!o.contains(key)) return required ? Bad(p, "required") : Status::Ok();
+  const json& v = o.at(key);
+  if (!v.is_number() || !std::isfinite(v.get<double>())) return Bad(p, "expected a finite number");
+  if (v.get<double>() < min) return Bad(p, "must be at least " + json(min).dump());
+  *out = v.get<double>();
+  return Status::Ok();
+}
+
+template <typename Int>
+Status GetInt(const json& o, const std::string& path, const char* key, bool required, Int* out) {
+  const std::string p = Join(path, key);
+  if (!o.contains(key)) return required ? Bad(p, "required") : Status::Ok();
+  const json& v = o.at(key);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+      v.get<int64_t>() > static_cast<int64_t>(std::numeric_limits<Int>::max()))
+    return Bad(p, "expected a non-negative integer");
+  *out = static_cast<Int>(v.get<int64_t>());
+  return Status::Ok();
+}
+
+Status GetString(const json& o, const std::string& path, const char* key, bool required, std::string* out) {
+  const std::string p = Join(path, key);
+  if (!o.contains(key)) return required ? Bad(p, "required") : Status::Ok();
+  if (!o.at(key).is_string()) return Bad(p, "expected a string");
+  *out = o.at(key).get<std::string>();
+  return Status::Ok();
+}
+
+Status GetBool(const json& o, const std::string& path, const char* key, bool required, bool* out) {
+  const std::string p = Join(path, key);
+  if (!o.contains(key)) return required ? Bad(p, "required") : Status::Ok();
+  if (!o.at(key).is_boolean()) return Bad(p, "expected true or false");
+  *out = o.at(key).get<bool>();
+  return Status::Ok();
+}
+
+Status GetNumberArray(const json& o, const std::string& path, const char* key, std::vector<double>* out) {
+  const std::string p = Join(path, key);
+  if (!o.contains(key)) return Bad(p, "required");
+  const json& a = o.at(key);
+  if (!a.is_array()) return Bad(p, "expected an array of numbers");
+  out->clear();
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_number() || !std::isfinite(a[i].get<double>()))
+      return Bad(p + "[" + std::to_string(i) + "]", "expected a finite number");
+    out->push_back(a[i].get<double>());
+  }
+  return Status::Ok();
+}
+
+Status ParseDeviceInfo(const json& j, const std::string& path, ProfileDeviceInfo* d) {
+  FLEETSIM_RETURN_IF_ERROR(CheckKeys(j, path,
+                                     {"backend", "name", "software", "memory_bytes", "compute_units",
+                                      "compute_capability", "sm_clock_khz", "memory_clock_khz",
+                                      "memory_bus_width_bits", "l2_cache_bytes", "gemm_tflops", "copy_gbps",
+                                      "h2d_gbps", "d2h_gbps"}));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "backend", true, &d->backend));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "name", true, &d->name));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "software", false, &d->software));
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "memory_bytes", false, &d->memory_bytes));
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "compute_units", false, &d->compute_units));
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "compute_capability", false, &d->compute_capability));
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "sm_clock_khz", false, &d->sm_clock_khz));
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "memory_clock_khz", false, &d->memory_clock_khz));
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "memory_bus_width_bits", false, &d->memory_bus_width_bits));
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "l2_cache_bytes", false, &d->l2_cache_bytes));
+  if (j.contains("gemm_tflops")) {
+    const json& g = j.at("gemm_tflops");
+    const std::string gp = Join(path, "gemm_tflops");
+    if (!g.is_object()) return Bad(gp, "expected an object of dtype: TFLOP/s");
+    for (auto it = g.begin(); it != g.end(); ++it) {
+      double v = 0;
+      FLEETSIM_RETURN_IF_ERROR(GetNumber(g, gp, it.key().c_str(), true, &v, 0));
+      d->gemm_tflops[it.key()] = v;
+    }
+  }
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "copy_gbps", false, &d->copy_gbps, 0));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "h2d_gbps", false, &d->h2d_gbps, 0));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "d2h_gbps", false, &d->d2h_gbps, 0));
+  return Status::Ok();
+}
+
+Status ParseCalibration(const json& j, const std::string& path, ProfileCalibration* c) {
   FLEETSIM_RETURN_IF_ERROR(
-      CheckKeys(top, "", {"format", "device", "source", "date", "model", "ops", "collectives", "notes"}));
+      CheckKeys(j, path, {"backend", "grid", "tp", "warmup", "repetitions", "flush_cache", "wall_seconds"}));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "backend", true, &c->backend));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "grid", false, &c->grid));
+  std::vector<double> tp;
+  if (j.contains("tp")) FLEETSIM_RETURN_IF_ERROR(GetNumberArray(j, path, "tp", &tp));
+  for (size_t i = 0; i < tp.size(); ++i) {
+    if (tp[i] < 1 || tp[i] != std::floor(tp[i]) || tp[i] > 1024)
+      return Bad(Join(path, "tp") + "[" + std::to_string(i) + "]", "expected a positive integer");
+    c->tp.push_back(static_cast<int>(tp[i]));
+  }
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "warmup", false, &c->warmup));
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "repetitions", false, &c->repetitions));
+  FLEETSIM_RETURN_IF_ERROR(GetBool(j, path, "flush_cache", false, &c->flush_cache));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "wall_seconds", false, &c->wall_seconds, 0));
+  return Status::Ok();
+}
+
+Status ParseMeasurements(const json& j, const std::string& path, std::map<std::string, MeasurementTable>* out) {
+  if (!j.is_object()) return Bad(path, "expected an object keyed by \"<op>.<dtype>\"");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string p = Join(path, it.key());
+    FLEETSIM_RETURN_IF_ERROR(CheckKeys(it.value(), p, {"fields", "rows"}));
+    MeasurementTable t;
+    const json& f = it.value().contains("fields") ? it.value().at("fields") : json();
+    if (!f.is_array() || f.size() < 2) return Bad(Join(p, "fields"), "expected an array of column names");
+    for (const json& name : f) {
+      if (!name.is_string()) return Bad(Join(p, "fields"), "expected column names (strings)");
+      t.fields.push_back(name.get<std::string>());
+    }
+    if (t.fields[t.fields.size() - 2] != "median_ns" || t.fields.back() != "spread")
+      return Bad(Join(p, "fields"), "the last two columns must be \"median_ns\" and \"spread\"");
+    const json& r = it.value().contains("rows") ? it.value().at("rows") : json();
+    if (!r.is_array()) return Bad(Join(p, "rows"), "expected an array of rows");
+    for (size_t i = 0; i < r.size(); ++i) {
+      const std::string rp = Join(p, "rows") + "[" + std::to_string(i) + "]";
+      if (!r[i].is_array() || r[i].size() != t.fields.size())
+        return Bad(rp, "expected " + std::to_string(t.fields.size()) + " numbers, one per field");
+      std::vector<double> row;
+      for (const json& v : r[i]) {
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+          return Bad(rp, "expected finite non-negative numbers");
+        row.push_back(v.get<double>());
+      }
+      t.rows.push_back(std::move(row));
+    }
+    (*out)[it.key()] = std::move(t);
+  }
+  return Status::Ok();
+}
+
+Status ParseFit(const json& j, const std::string& path, FittedCurve* f) {
+  FLEETSIM_RETURN_IF_ERROR(CheckKeys(j, path,
+                                     {"size", "scale", "fixed_ns", "knots", "values", "cv_method",
+                                      "cv_median_rel_error", "cv_p90_rel_error", "samples"}));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "size", true, &f->size_var));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "scale", true, &f->scale_var));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "fixed_ns", true, &f->fixed_ns, 0));
+  if (f->fixed_ns > 1e12) return Bad(Join(path, "fixed_ns"), "must be at most 1e12 ns");
+  FLEETSIM_RETURN_IF_ERROR(GetNumberArray(j, path, "knots", &f->knots));
+  FLEETSIM_RETURN_IF_ERROR(GetNumberArray(j, path, "values", &f->values));
+  if (f->knots.empty() || f->knots.size() != f->values.size())
+    return Bad(Join(path, "values"), "expected one value per knot, and at least one knot");
+  for (size_t i = 0; i < f->knots.size(); ++i) {
+    // Sizes are counts (rows, tokens, pairs): knots start at 1. A
+    // millisecond per unit of scale is beyond any kernel. The bounds keep
+    // every time the simulator derives finite.
+    if (f->knots[i] < 1 || f->knots[i] > 1e15 || (i > 0 && f->knots[i] <= f->knots[i - 1]))
+      return Bad(Join(path, "knots") + "[" + std::to_string(i) + "]", "knots must be in [1, 1e15] and increase");
+    if (f->values[i] < 0 || f->values[i] > 1e6)
+      return Bad(Join(path, "values") + "[" + std::to_string(i) + "]", "must be in [0, 1e6] ns per unit");
+  }
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "cv_method", false, &f->cv_method));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "cv_median_rel_error", false, &f->cv_median_rel_error, 0));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "cv_p90_rel_error", false, &f->cv_p90_rel_error, 0));
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "samples", false, &f->samples));
+  return Status::Ok();
+}
+
+Status ParseAttention(const json& j, const std::string& path, AttentionDecision* a) {
+  FLEETSIM_RETURN_IF_ERROR(CheckKeys(j, path,
+                                     {"achieved_fraction", "threshold", "ceiling", "use_measured",
+                                      "published_efficiency", "published_source"}));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "achieved_fraction", true, &a->achieved_fraction, 0));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "threshold", true, &a->threshold, 0));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "ceiling", false, &a->ceiling));
+  FLEETSIM_RETURN_IF_ERROR(GetBool(j, path, "use_measured", true, &a->use_measured));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "published_efficiency", false, &a->published_efficiency, 0));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "published_source", false, &a->published_source));
+  if (!a->use_measured && !(a->published_efficiency > 0 && a->published_efficiency <= 1))
+    return Bad(Join(path, "published_efficiency"),
+               "required in (0, 1] when the measured kernel is not used");
+  return Status::Ok();
+}
+
+Status ParseLink(const json& j, const std::string& path, ProfileLink* l) {
+  FLEETSIM_RETURN_IF_ERROR(CheckKeys(j, path, {"src", "dst", "kind", "alpha_ns", "gbps", "points"}));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "src", true, &l->src));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "dst", true, &l->dst));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "kind", true, &l->kind));
+  if (l->kind != "h2d" && l->kind != "d2h" && l->kind != "peer")
+    return Bad(Join(path, "kind"), "expected \"h2d\", \"d2h\" or \"peer\"");
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "alpha_ns", true, &l->alpha_ns, 0));
+  // 1 MB/s: anything slower is not a link a GPU fleet runs on, and keeps
+  // every time derived from it finite.
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "gbps", true, &l->gbps, 1e-3));
+  if (j.contains("points")) FLEETSIM_RETURN_IF_ERROR(ParseCurve(j.at("points"), Join(path, "points"), &l->points));
+  return Status::Ok();
+}
+
+Status ParseCheck(const json& j, const std::string& path, CollectiveCheck* c) {
+  FLEETSIM_RETURN_IF_ERROR(CheckKeys(j, path, {"collective", "ranks", "bytes", "measured_ns", "predicted_ns"}));
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "collective", true, &c->collective));
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "ranks", true, &c->ranks));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "bytes", true, &c->bytes, 0));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "measured_ns", true, &c->measured_ns, 0));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "predicted_ns", true, &c->predicted_ns, 0));
+  return Status::Ok();
+}
+
+// Parses an array at top[key] element by element with `parse`.
+template <typename T, typename F>
+Status ParseArray(const json& top, const char* key, F parse, std::vector<T>* out) {
+  if (!top.contains(key)) return Status::Ok();
+  const json& a = top.at(key);
+  if (!a.is_array()) return Bad(key, "expected an array");
+  for (size_t i = 0; i < a.size(); ++i) {
+    T v;
+    FLEETSIM_RETURN_IF_ERROR(parse(a[i], std::string(key) + "[" + std::to_string(i) + "]", &v));
+    out->push_back(std::move(v));
+  }
+  return Status::Ok();
+}
+
+// Parses an object at top[key] value by value with `parse`.
+template <typename T, typename F>
+Status ParseObject(const json& top, const char* key, F parse, std::map<std::string, T>* out) {
+  if (!top.contains(key)) return Status::Ok();
+  const json& o = top.at(key);
+  if (!o.is_object()) return Bad(key, "expected an object");
+  for (auto it = o.begin(); it != o.end(); ++it)
+    FLEETSIM_RETURN_IF_ERROR(parse(it.value(), Join(key, it.key()), &(*out)[it.key()]));
+  return Status::Ok();
+}
+
+Status ParseCalibrated(const json& top, Profile* p) {
+  if (top.contains("device_info")) {
+    p->device_info.emplace();
+    FLEETSIM_RETURN_IF_ERROR(ParseDeviceInfo(top.at("device_info"), "device_info", &*p->device_info));
+  }
+  if (top.contains("calibration")) {
+    p->calibration.emplace();
+    FLEETSIM_RETURN_IF_ERROR(ParseCalibration(top.at("calibration"), "calibration", &*p->calibration));
+  }
+  if (top.contains("measurements"))
+    FLEETSIM_RETURN_IF_ERROR(ParseMeasurements(top.at("measurements"), "measurements", &p->measurements));
+  FLEETSIM_RETURN_IF_ERROR(ParseObject(top, "fits", ParseFit, &p->fits));
+  FLEETSIM_RETURN_IF_ERROR(ParseObject(top, "attention", ParseAttention, &p->attention));
+  for (const auto& [kind, a] : p->attention) {
+    if (kind != "attention_prefill" && kind != "attention_decode")
+      return Bad("attention." + kind, "unknown attention kind (valid: attention_prefill, attention_decode)");
+  }
+  FLEETSIM_RETURN_IF_ERROR(ParseArray(top, "links", ParseLink, &p->links));
+  FLEETSIM_RETURN_IF_ERROR(ParseArray(top, "collective_checks", ParseCheck, &p->collective_checks));
+  return Status::Ok();
+}
+
+Status Parse(const json& top, Profile* p) {
+  FLEETSIM_RETURN_IF_ERROR(CheckKeys(top, "",
+                                     {"format", "device", "source", "date", "model", "ops", "collectives", "notes",
+                                      "device_info", "calibration", "measurements", "fits", "attention", "links",
+                                      "collective_checks"}));
   std::string format;
   FLEETSIM_RETURN_IF_ERROR(ParseString(top, "format", true, &format));
   if (format != kFormat) return Bad("format", "expected \"" + std::string(kFormat) + "\", got \"" + format + "\"");
@@ -161,38 +451,203 @@ Status Parse(const json& top, Profile* p) {
       p->notes.push_back(n[i].get<std::string>());
     }
   }
-  return Status::Ok();
+  return ParseCalibrated(top, p);
 }
 
-// --- writer: a small pretty-printer with a fixed layout (one point per line).
+// --- writer: the profile is built as a JSON tree (keys sorted, as nlohmann's
+// default object keeps them) and printed with a fixed layout: one key per
+// line, and an array of numbers (a point, a table row) on one line, so that
+// a profile reads as a table and diffs line by line.
 
-std::string Str(const std::string& s) { return json(s).dump(); }
-std::string Num(double v) { return json(v).dump(); }
-
-void WriteCurve(const ProfileCurve& c, const std::string& indent, std::string* out) {
-  *out += "[\n";
-  for (size_t i = 0; i < c.x.size(); ++i) {
-    *out += indent + "  [" + Num(c.x[i]) + ", " + Num(c.ns[i]) + "]" + (i + 1 < c.x.size() ? ",\n" : "\n");
+void Print(const json& j, const std::string& indent, std::string* out) {
+  if (j.is_object()) {
+    if (j.empty()) {
+      *out += "{}";
+      return;
+    }
+    *out += "{\n";
+    size_t i = 0;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      *out += indent + "  " + json(it.key()).dump() + ": ";
+      Print(it.value(), indent + "  ", out);
+      *out += ++i < j.size() ? ",\n" : "\n";
+    }
+    *out += indent + "}";
+    return;
   }
-  *out += indent + "]";
+  if (j.is_array()) {
+    bool scalars = true;  // numbers (a point, a table row) stay on one line
+    for (const json& e : j) scalars = scalars && (e.is_number() || e.is_boolean() || e.is_null());
+    if (scalars) {
+      *out += "[";
+      for (size_t i = 0; i < j.size(); ++i) *out += (i ? ", " : "") + j[i].dump();
+      *out += "]";
+      return;
+    }
+    *out += "[\n";
+    for (size_t i = 0; i < j.size(); ++i) {
+      *out += indent + "  ";
+      Print(j[i], indent + "  ", out);
+      *out += i + 1 < j.size() ? ",\n" : "\n";
+    }
+    *out += indent + "]";
+    return;
+  }
+  *out += j.dump();
 }
 
-// Keys written in string order ("1" < "16" < "2"), the order a sorted-key
-// JSON dump would give, so the output does not depend on who wrote it.
-void WriteCurveMap(const std::map<int, ProfileCurve>& m, const std::string& indent, std::string* out) {
-  std::map<std::string, const ProfileCurve*> sorted;
-  for (const auto& [k, c] : m) sorted[std::to_string(k)] = &c;
-  *out += "{\n";
-  size_t i = 0;
-  for (const auto& [k, c] : sorted) {
-    *out += indent + "  " + Str(k) + ": ";
-    WriteCurve(*c, indent + "  ", out);
-    *out += ++i < sorted.size() ? ",\n" : "\n";
+// The JSON path of the first NaN or infinity in j, or "" (JSON cannot hold
+// them: nlohmann would write null, which the loader rejects).
+std::string FirstNonFinite(const json& j, const std::string& path) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>()) ? "" : (path.empty() ? "(top)" : path);
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (std::string b = FirstNonFinite(it.value(), Join(path, it.key())); !b.empty()) return b;
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i)
+      if (std::string b = FirstNonFinite(j[i], path + "[" + std::to_string(i) + "]"); !b.empty()) return b;
   }
-  *out += indent + "}";
+  return "";
+}
+
+json CurveJson(const ProfileCurve& c) {
+  json a = json::array();
+  for (size_t i = 0; i < c.x.size(); ++i) a.push_back(json::array({c.x[i], c.ns[i]}));
+  return a;
+}
+
+json CurveMapJson(const std::map<int, ProfileCurve>& m) {
+  json o = json::object();
+  for (const auto& [k, c] : m) o[std::to_string(k)] = CurveJson(c);
+  return o;
+}
+
+void AddCalibrated(const Profile& p, json* top) {
+  json& t = *top;
+  if (p.device_info) {
+    const ProfileDeviceInfo& d = *p.device_info;
+    t["device_info"] = {{"backend", d.backend},
+                        {"name", d.name},
+                        {"software", d.software},
+                        {"memory_bytes", d.memory_bytes},
+                        {"compute_units", d.compute_units},
+                        {"compute_capability", d.compute_capability},
+                        {"sm_clock_khz", d.sm_clock_khz},
+                        {"memory_clock_khz", d.memory_clock_khz},
+                        {"memory_bus_width_bits", d.memory_bus_width_bits},
+                        {"l2_cache_bytes", d.l2_cache_bytes},
+                        {"gemm_tflops", d.gemm_tflops},
+                        {"copy_gbps", d.copy_gbps},
+                        {"h2d_gbps", d.h2d_gbps},
+                        {"d2h_gbps", d.d2h_gbps}};
+  }
+  if (p.calibration) {
+    const ProfileCalibration& c = *p.calibration;
+    t["calibration"] = {{"backend", c.backend},         {"grid", c.grid},
+                        {"tp", c.tp},                   {"warmup", c.warmup},
+                        {"repetitions", c.repetitions}, {"flush_cache", c.flush_cache},
+                        {"wall_seconds", c.wall_seconds}};
+  }
+  if (!p.measurements.empty()) {
+    json& m = t["measurements"];
+    for (const auto& [key, table] : p.measurements) m[key] = {{"fields", table.fields}, {"rows", table.rows}};
+  }
+  if (!p.fits.empty()) {
+    json& fits = t["fits"];
+    for (const auto& [key, f] : p.fits) {
+      fits[key] = {{"size", f.size_var},
+                   {"scale", f.scale_var},
+                   {"fixed_ns", f.fixed_ns},
+                   {"knots", f.knots},
+                   {"values", f.values},
+                   {"cv_method", f.cv_method},
+                   {"cv_median_rel_error", f.cv_median_rel_error},
+                   {"cv_p90_rel_error", f.cv_p90_rel_error},
+                   {"samples", f.samples}};
+    }
+  }
+  if (!p.attention.empty()) {
+    json& att = t["attention"];
+    for (const auto& [key, a] : p.attention) {
+      att[key] = {{"achieved_fraction", a.achieved_fraction}, {"threshold", a.threshold},
+                  {"ceiling", a.ceiling},                     {"use_measured", a.use_measured},
+                  {"published_efficiency", a.published_efficiency}, {"published_source", a.published_source}};
+    }
+  }
+  if (!p.links.empty()) {
+    json& links = t["links"] = json::array();
+    for (const ProfileLink& l : p.links) {
+      links.push_back({{"src", l.src},
+                       {"dst", l.dst},
+                       {"kind", l.kind},
+                       {"alpha_ns", l.alpha_ns},
+                       {"gbps", l.gbps},
+                       {"points", CurveJson(l.points)}});
+    }
+  }
+  if (!p.collective_checks.empty()) {
+    json& checks = t["collective_checks"] = json::array();
+    for (const CollectiveCheck& c : p.collective_checks) {
+      checks.push_back({{"collective", c.collective},
+                        {"ranks", c.ranks},
+                        {"bytes", c.bytes},
+                        {"measured_ns", c.measured_ns},
+                        {"predicted_ns", c.predicted_ns}});
+    }
+  }
 }
 
 }  // namespace
+
+Status GpuSpecFromProfile(const Profile& p, GpuSpec* out) {
+  if (!p.device_info)
+    return Status::Invalid("profile of \"" + p.device + "\" has no device_info to describe the device with");
+  const ProfileDeviceInfo& d = *p.device_info;
+  auto tflops = [&](const char* dtype) {
+    auto it = d.gemm_tflops.find(dtype);
+    return it == d.gemm_tflops.end() ? 0.0 : it->second;
+  };
+  GpuSpec g;
+  g.name = p.device;
+  g.vendor = d.backend == "cuda" ? "nvidia" : d.backend;
+  g.family = p.device;
+  g.memory_mib = d.memory_bytes / (1024 * 1024);
+  // One measured dtype stands for the 16-bit ones.
+  g.bf16_tflops = std::max(tflops("bf16"), tflops("fp16"));
+  g.fp32_tflops = tflops("fp32");
+  g.mem_bandwidth_gbps = d.copy_gbps;
+  if (g.bf16_tflops <= 0 && g.fp32_tflops <= 0)
+    return Status::Invalid("profile of \"" + p.device + "\": device_info.gemm_tflops has no measured GEMM peak");
+  if (g.bf16_tflops <= 0) g.bf16_tflops = g.fp32_tflops;
+  if (g.fp32_tflops <= 0) g.fp32_tflops = g.bf16_tflops;
+  if (g.memory_mib <= 0 || g.mem_bandwidth_gbps <= 0)
+    return Status::Invalid("profile of \"" + p.device +
+                           "\": device_info needs memory_bytes and copy_gbps to describe the device");
+  const double host = std::min(d.h2d_gbps > 0 ? d.h2d_gbps : d.d2h_gbps, d.d2h_gbps > 0 ? d.d2h_gbps : d.h2d_gbps);
+  if (!(host > 0))
+    return Status::Invalid("profile of \"" + p.device +
+                           "\": device_info has no measured host link (h2d_gbps, d2h_gbps), which swap and "
+                           "cross-device traffic need; calibrate without --no-links");
+  g.pcie_gbps_per_direction = host;
+  double peer_gbps = 0, peer_alpha = 0;
+  for (const ProfileLink& l : p.links) {
+    if (l.kind != "peer" || l.gbps <= 0) continue;
+    peer_gbps = peer_gbps == 0 ? l.gbps : std::min(peer_gbps, l.gbps);
+    peer_alpha = std::max(peer_alpha, l.alpha_ns);
+  }
+  g.scale_up.kind = peer_gbps > 0 ? "measured" : "none";
+  g.scale_up.topology = peer_gbps > 0 ? "switch" : "none";
+  g.scale_up.gbps_per_direction_per_link = peer_gbps;
+  g.scale_up.links = peer_gbps > 0 ? 1 : 0;
+  g.scale_up.latency_us = peer_alpha / 1e3;
+  for (const char* c : {"on_demand", "reserved", "spot"}) g.prices[c] = std::nullopt;
+  const std::string src = "measured by " + p.source + " on " + p.date;
+  for (const char* f : {"memory_mib", "bf16_tflops", "fp32_tflops", "mem_bandwidth_gbps", "scale_up",
+                        "pcie_gbps_per_direction"})
+    g.sources[f] = src;
+  *out = std::move(g);
+  return Status::Ok();
+}
 
 Status LoadProfile(std::string_view text, const std::string& origin, Profile* out) {
   json top = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
@@ -216,52 +671,29 @@ Status LoadProfileFile(const std::string& path, Profile* out) {
 Status WriteProfileJson(const Profile& p, std::string* out) {
   if (p.has_compute_ops() && !p.model)
     return Status::Invalid("profile: a model name is required when ops hold measurements");
-  std::string s = "{\n";
-  // Top-level keys in sorted order: collectives, date, device, format,
-  // model, notes, ops, source.
-  s += "  \"collectives\": {";
-  bool first_c = true;
-  if (!p.all_reduce_intra_node.empty()) {
-    s += "\n    \"all_reduce\": {\n      \"intra_node\": ";
-    WriteCurveMap(p.all_reduce_intra_node, "      ", &s);
-    s += "\n    }";
-    first_c = false;
-  }
-  if (!p.send_recv_intra_node.empty() || !p.send_recv_inter_node.empty()) {
-    s += std::string(first_c ? "\n" : ",\n") + "    \"send_recv\": {";
-    bool first = true;
-    const std::pair<const char*, const ProfileCurve*> sr[] = {{"inter_node", &p.send_recv_inter_node},
-                                                             {"intra_node", &p.send_recv_intra_node}};
-    for (const auto& [k, c] : sr) {
-      if (c->empty()) continue;
-      s += std::string(first ? "\n" : ",\n") + "      " + Str(k) + ": ";
-      WriteCurve(*c, "      ", &s);
-      first = false;
-    }
-    s += "\n    }";
-    first_c = false;
-  }
-  s += first_c ? "},\n" : "\n  },\n";
-  s += "  \"date\": " + Str(p.date) + ",\n";
-  s += "  \"device\": " + Str(p.device) + ",\n";
-  s += "  \"format\": " + Str(kFormat) + ",\n";
-  s += "  \"model\": " + (p.model ? Str(*p.model) : std::string("null")) + ",\n";
-  s += "  \"notes\": [";
-  for (size_t i = 0; i < p.notes.size(); ++i) s += std::string(i ? "," : "") + "\n    " + Str(p.notes[i]);
-  s += p.notes.empty() ? "],\n" : "\n  ],\n";
-  s += "  \"ops\": {";
-  bool first = true;
+  json top = json::object();
+  json& coll = top["collectives"] = json::object();
+  if (!p.all_reduce_intra_node.empty()) coll["all_reduce"]["intra_node"] = CurveMapJson(p.all_reduce_intra_node);
+  if (!p.send_recv_inter_node.empty()) coll["send_recv"]["inter_node"] = CurveJson(p.send_recv_inter_node);
+  if (!p.send_recv_intra_node.empty()) coll["send_recv"]["intra_node"] = CurveJson(p.send_recv_intra_node);
+  top["date"] = p.date;
+  top["device"] = p.device;
+  top["format"] = kFormat;
+  top["model"] = p.model ? json(*p.model) : json(nullptr);
+  top["notes"] = p.notes;
+  json& ops = top["ops"] = json::object();
   const std::pair<const char*, const std::map<int, ProfileCurve>*> kinds[] = {
       {"elementwise", &p.elementwise}, {"embedding", &p.embedding}, {"gemm", &p.gemm}};
   for (const auto& [kind, table] : kinds) {
-    if (table->empty()) continue;
-    s += std::string(first ? "\n" : ",\n") + "    " + Str(kind) + ": {\n      \"tp\": ";
-    WriteCurveMap(*table, "      ", &s);
-    s += "\n    }";
-    first = false;
+    if (!table->empty()) ops[kind]["tp"] = CurveMapJson(*table);
   }
-  s += first ? "},\n" : "\n  },\n";
-  s += "  \"source\": " + Str(p.source) + "\n}\n";
+  top["source"] = p.source;
+  AddCalibrated(p, &top);
+  if (const std::string bad = FirstNonFinite(top, ""); !bad.empty())
+    return Status::Invalid("profile: " + bad + ": not a finite number (a measurement of zero time?)");
+  std::string s;
+  Print(top, "", &s);
+  s += "\n";
   *out = std::move(s);
   return Status::Ok();
 }

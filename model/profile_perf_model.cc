@@ -3,39 +3,177 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
+
+#include "model/collectives.h"
+#include "model/shard_dims.h"
 
 namespace fleetsim {
+namespace {
+
+// The kernels' name for a compute dtype: the calibrator times 8-bit
+// formats as bf16 (calibrate/grid.cc), so their fits are under bf16.
+std::string FitDType(DType t) {
+  if (t == DType::kFp32) return "fp32";
+  if (t == DType::kFp16) return "fp16";
+  return "bf16";
+}
+
+const FittedCurve* FindFit(const Profile& p, const std::string& op, const std::string& dtype) {
+  auto it = p.fits.find(op + "." + dtype);
+  return it == p.fits.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+}  // namespace
 
 Status ProfilePerfModel::Create(const Profile& profile, const std::string& profile_name, const ModelSpec& model,
                                 const GpuSpec& gpu, const ShardPlan& shard, const EngineSpec& engine,
                                 const RooflineOptions& roofline, std::unique_ptr<ProfilePerfModel>* out) {
-  if (profile.has_compute_ops() && profile.model && *profile.model != model.name)
+  const bool same_model = profile.model && *profile.model == model.name;
+  if (profile.has_compute_ops() && !same_model && profile.fits.empty())
     return Status::Invalid("profile \"" + profile_name + "\" was measured for model \"" + *profile.model +
-                           "\", not \"" + model.name + "\"; compute times do not transfer between models");
+                           "\", not \"" + model.name +
+                           "\", and has no fitted curves; per-model compute times do not transfer between models");
   if (profile.device != gpu.name)
     return Status::Invalid("profile \"" + profile_name + "\" was measured on \"" + profile.device + "\", not \"" +
                            gpu.name + "\"");
-  std::unique_ptr<ProfilePerfModel> m(new ProfilePerfModel(model, gpu, shard, engine, roofline));
-  m->source_ = "profile:" + profile_name;
+  // Attention the profile rejected is timed by the roofline at the
+  // published efficiency the profile names, in place of the scenario's
+  // attention efficiencies.
+  RooflineOptions ro = roofline;
+  auto decision = [&](const char* kind) -> const AttentionDecision* {
+    auto it = profile.attention.find(kind);
+    return it == profile.attention.end() ? nullptr : &it->second;
+  };
+  const AttentionDecision* pre = decision("attention_prefill");
+  const AttentionDecision* dec = decision("attention_decode");
+  if (pre != nullptr && !pre->use_measured) ro.attention_compute_efficiency = pre->published_efficiency;
+  if (dec != nullptr && !dec->use_measured) ro.attention_memory_efficiency = dec->published_efficiency;
+
+  std::unique_ptr<ProfilePerfModel> m(new ProfilePerfModel(model, gpu, shard, engine, ro));
+  m->name_ = profile_name;
   m->layers_ = model.layers;
-  m->all_reduce_bytes_per_token_ = static_cast<double>(model.hidden) * 2.0;
-  // gemm needs only its own table; elementwise is only taken from the
-  // profile when both the per-layer ops and the embedding are there, so the
-  // kind is timed by one source.
+  m->tp_ = shard.tp;
+  m->all_reduce_bytes_per_token_ = static_cast<double>(model.hidden) * DTypeBytes(model.compute_dtype);
+  const std::string dt = FitDType(model.compute_dtype);
+  const ShardDims d = LocalDims(model, shard);
+
   auto find = [&](const std::map<int, ProfileCurve>& table, int n, ProfileCurve* c) {
     auto it = table.find(n);
-    if (it == table.end()) return false;
+    if (it == table.end() || it->second.empty()) return false;
     *c = it->second;
     return true;
   };
-  m->use_gemm_ = find(profile.gemm, shard.tp, &m->gemm_);
-  m->use_elementwise_ =
-      find(profile.elementwise, shard.tp, &m->elementwise_) && find(profile.embedding, shard.tp, &m->embedding_);
-  // pp > 1 adds activation sends the profile does not describe; keep the
-  // roofline's communication then.
-  m->use_all_reduce_ = shard.tp > 1 && shard.pp == 1 && find(profile.all_reduce_intra_node, shard.tp, &m->all_reduce_);
+
+  // GEMMs.
+  if (same_model && find(profile.gemm, shard.tp, &m->gemm_curve_)) {
+    m->gemm_ = Source::kProfile;
+  } else if (const FittedCurve* f = FindFit(profile, "gemm", dt)) {
+    m->gemm_ = Source::kFitted;
+    m->gemm_fit_ = *f;
+    const double hd = model.head_dim, hidden = model.hidden, inter = d.intermediate;
+    const double qkv = hidden * (d.heads + 2.0 * d.kv_heads) * hd, o = d.heads * hd * hidden;
+    m->dense_gemms_ = 2;
+    m->dense_gemm_scale_ = qkv + o;
+    if (model.is_moe()) {
+      m->dense_gemms_ += 1;
+      m->dense_gemm_scale_ += hidden * model.experts;  // router
+      m->expert_gemm_scales_ = {hidden * 2 * inter, inter * hidden};
+      m->experts_ = model.experts;
+      m->top_k_ = model.experts_top_k;
+    } else {
+      m->dense_gemms_ += 2;
+      m->dense_gemm_scale_ += hidden * 2 * inter + inter * hidden;
+    }
+  }
+
+  // Elementwise: the profile needs both the per-layer ops and the
+  // embedding, so that the kind is timed by one source.
+  if (same_model && find(profile.elementwise, shard.tp, &m->elementwise_curve_) &&
+      find(profile.embedding, shard.tp, &m->embedding_curve_)) {
+    m->elementwise_ = Source::kProfile;
+  } else {
+    const FittedCurve* rms = FindFit(profile, "rms_norm", dt);
+    const FittedCurve* res = FindFit(profile, "residual_add", dt);
+    const FittedCurve* silu = FindFit(profile, "silu_mul", dt);
+    const FittedCurve* rope = FindFit(profile, "rope", dt);
+    const FittedCurve* emb = FindFit(profile, "embedding", dt);
+    if (rms && res && silu && rope && emb) {
+      m->elementwise_ = Source::kFitted;
+      m->rms_fit_ = *rms;
+      m->residual_fit_ = *res;
+      m->silu_fit_ = *silu;
+      m->rope_fit_ = *rope;
+      m->embedding_fit_ = *emb;
+      m->hidden_ = model.hidden;
+      // MoE: SiLU·up runs on the k routed copies of each token.
+      m->silu_width_ = static_cast<double>(d.intermediate) * (model.is_moe() ? model.experts_top_k : 1);
+      m->rope_scale_ = static_cast<double>(d.heads + d.kv_heads) * model.head_dim;
+    }
+  }
+
+  // Attention: fitted only where the measured kernel passed its threshold.
+  if (pre != nullptr && pre->use_measured) {
+    if (const FittedCurve* f = FindFit(profile, "attention_prefill", dt)) {
+      m->prefill_ = Source::kFitted;
+      m->prefill_fit_ = *f;
+      m->prefill_scale_ = static_cast<double>(d.heads) * model.head_dim;
+    }
+  }
+  if (dec != nullptr && dec->use_measured) {
+    if (const FittedCurve* f = FindFit(profile, "attention_decode", dt)) {
+      m->decode_ = Source::kFitted;
+      m->decode_fit_ = *f;
+      m->decode_scale_ = static_cast<double>(d.kv_heads) * model.head_dim;
+    }
+  }
+
+  // TP all-reduce. pp > 1 adds activation sends no profile describes; keep
+  // the roofline's communication then.
+  if (shard.tp > 1 && shard.pp == 1) {
+    if (find(profile.all_reduce_intra_node, shard.tp, &m->all_reduce_curve_)) {
+      m->all_reduce_ = Source::kProfile;
+    } else {
+      std::set<std::string> devices;
+      double alpha = 0, gbps = 0;
+      for (const ProfileLink& l : profile.links) {
+        if (l.kind != "peer" || l.gbps <= 0) continue;
+        devices.insert(l.src);
+        devices.insert(l.dst);
+        // The slowest link sets a ring's pace.
+        if (gbps == 0 || l.gbps < gbps) gbps = l.gbps;
+        alpha = std::max(alpha, l.alpha_ns);
+      }
+      if (static_cast<int>(devices.size()) >= shard.tp && gbps > 0) {
+        m->all_reduce_ = Source::kFitted;
+        m->link_alpha_ns_ = alpha;
+        m->link_gbps_ = gbps;
+      }
+    }
+  }
   *out = std::move(m);
   return Status::Ok();
+}
+
+double ProfilePerfModel::GemmLayerNs(double tokens) const {
+  if (gemm_ == Source::kProfile) return gemm_curve_.At(tokens);
+  double ns = dense_gemms_ * gemm_fit_.fixed_ns + dense_gemm_scale_ * gemm_fit_.PerUnit(tokens);
+  if (!expert_gemm_scales_.empty()) {
+    // E(1 - (1 - k/E)^T) experts touched, each on its share of the T·k
+    // routed rows (as the roofline counts them).
+    const double touched = experts_ * (1.0 - std::pow(1.0 - top_k_ / experts_, tokens));
+    const double rows = std::max(1.0, tokens * top_k_ / touched);
+    for (double scale : expert_gemm_scales_) ns += touched * gemm_fit_.Predict(rows, scale);
+  }
+  return ns;
+}
+
+double ProfilePerfModel::ElementwiseNs(double tokens) const {
+  if (elementwise_ == Source::kProfile) return layers_ * elementwise_curve_.At(tokens) + embedding_curve_.At(tokens);
+  // Per layer: two RMSNorms, two residual adds, RoPE on Q and K, SiLU·up.
+  const double layer = 2 * rms_fit_.Predict(tokens, hidden_) + 2 * residual_fit_.Predict(tokens, hidden_) +
+                       rope_fit_.Predict(tokens, rope_scale_) + silu_fit_.Predict(tokens, silu_width_);
+  return layers_ * layer + embedding_fit_.Predict(tokens, hidden_);
 }
 
 int64_t ProfilePerfModel::IterationNs(const BatchShape& shape) const {
@@ -45,32 +183,46 @@ int64_t ProfilePerfModel::IterationNs(const BatchShape& shape) const {
   const RooflinePerfModel::Breakdown b = roofline_.Explain(shape);
   double total = b.total_ns();
   const double tokens = static_cast<double>(shape.tokens());
-  if ((use_gemm_ || use_all_reduce_) && shape.sampled_seqs > 0) {
-    // The roofline's gemm and all_reduce include the lm_head and the logits
-    // gather, which stay roofline: split them off with the same shape minus
-    // the sampled sequences.
-    BatchShape unsampled = shape;
-    unsampled.sampled_seqs = 0;
-    const RooflinePerfModel::Breakdown u = roofline_.Explain(unsampled);
-    if (use_gemm_) total -= u.gemm_ns;
-    if (use_all_reduce_) total -= u.all_reduce_ns;
-  } else {
-    if (use_gemm_) total -= b.gemm_ns;
-    if (use_all_reduce_) total -= b.all_reduce_ns;
+  if (gemm_ != Source::kRoofline) total += layers_ * GemmLayerNs(tokens) - (b.gemm_ns - b.lm_head_ns);
+  if (elementwise_ != Source::kRoofline) total += ElementwiseNs(tokens) - (b.elementwise_ns - b.moe_elementwise_ns);
+  if (prefill_ != Source::kRoofline && shape.prefill_tokens > 0)
+    total += layers_ * prefill_fit_.Predict(static_cast<double>(shape.prefill_attn_pairs), prefill_scale_) -
+             b.attention_prefill_ns;
+  if (decode_ != Source::kRoofline && shape.decode_tokens > 0)
+    total += layers_ * decode_fit_.Predict(static_cast<double>(shape.decode_kv_tokens), decode_scale_) -
+             b.attention_decode_ns;
+  if (all_reduce_ != Source::kRoofline) {
+    const double bytes = tokens * all_reduce_bytes_per_token_;
+    // Two all-reduces per layer: after attention's O and the MLP's down.
+    const double one = all_reduce_ == Source::kProfile ? all_reduce_curve_.At(bytes)
+                                                       : RingAllReduceNs(link_alpha_ns_, link_gbps_, tp_, bytes);
+    total += layers_ * 2.0 * one - (b.all_reduce_ns - b.gather_ns);
   }
-  if (use_elementwise_) total -= b.elementwise_ns;
-  if (use_gemm_) total += layers_ * gemm_.At(tokens);
-  if (use_elementwise_) total += layers_ * elementwise_.At(tokens) + embedding_.At(tokens);
-  if (use_all_reduce_) total += layers_ * 2.0 * all_reduce_.At(tokens * all_reduce_bytes_per_token_);
-  return std::max<int64_t>(1, std::llround(total));
+  // Profiles are bounded on load (model/profile.cc), so total is finite;
+  // an absurd but accepted profile is capped at 1e15 ns (11.6 days) per
+  // iteration rather than overflowing the clock.
+  FLEETSIM_CHECK(!std::isnan(total));
+  return std::max<int64_t>(1, std::llround(std::min(total, 1e15)));
 }
 
 std::vector<std::pair<std::string, std::string>> ProfilePerfModel::Sources() const {
   std::vector<std::pair<std::string, std::string>> out = roofline_.Sources();
+  auto name = [&](Source s) {
+    switch (s) {
+      case Source::kProfile:
+        return "profile:" + name_;
+      case Source::kFitted:
+        return "fitted:" + name_;
+      default:
+        return std::string("roofline");
+    }
+  };
   for (auto& [kind, src] : out) {
-    if ((kind == "gemm" && use_gemm_) || (kind == "elementwise" && use_elementwise_) ||
-        (kind == "all_reduce" && use_all_reduce_))
-      src = source_;
+    if (kind == "gemm") src = name(gemm_);
+    if (kind == "elementwise") src = name(elementwise_);
+    if (kind == "attention_prefill") src = name(prefill_);
+    if (kind == "attention_decode") src = name(decode_);
+    if (kind == "all_reduce") src = name(all_reduce_);
   }
   return out;
 }

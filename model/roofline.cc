@@ -115,6 +115,7 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   if (model.is_moe()) {
     layer_bytes += cb * 4 * k * hidden;
     layer_kernels += kMoeElementwiseKernelsPerLayer;
+    moe_elementwise_ns_per_token_ = layers_ * cb * 4 * k * hidden / elem_bw;
   }
   // Embedding: read one row (weight dtype), write it; final norm: 4 x hidden.
   const double iteration_bytes = hidden * (wb + cb) + 4 * hidden * cb;
@@ -203,9 +204,10 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
   launches += static_cast<int64_t>(layers_) * gemms_per_layer;
   const double sampled = shape.sampled_seqs;
   if (shape.sampled_seqs > 0) {
-    b.gemm_ns += std::max(sampled * lm_head_.compute_ns_per_token,
-                          lm_head_.weight_ns + sampled * lm_head_.activation_ns_per_token) +
-                 launch_ns_;
+    b.lm_head_ns = std::max(sampled * lm_head_.compute_ns_per_token,
+                            lm_head_.weight_ns + sampled * lm_head_.activation_ns_per_token) +
+                   launch_ns_;
+    b.gemm_ns += b.lm_head_ns;
     launches += 1;
   }
 
@@ -228,12 +230,15 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
   }
 
   b.elementwise_ns = tokens * elementwise_ns_per_token_ + elementwise_launches_ * launch_ns_;
+  if (expert_gemm_count_ > 0)
+    b.moe_elementwise_ns = tokens * moe_elementwise_ns_per_token_ + layers_ * kMoeElementwiseKernelsPerLayer * launch_ns_;
   launches += elementwise_launches_;
 
   if (shard_.tp > 1 || shard_.pp > 1) {
     b.all_reduce_ns = comm_fixed_ns_ + tokens * comm_ns_per_token_;
     if (shard_.tp > 1 && shape.sampled_seqs > 0) {
-      b.all_reduce_ns += gather_fixed_ns_ + sampled * gather_ns_per_sampled_;
+      b.gather_ns = gather_fixed_ns_ + sampled * gather_ns_per_sampled_;
+      b.all_reduce_ns += b.gather_ns;
     }
   }
 

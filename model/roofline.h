@@ -47,6 +47,14 @@ class RooflinePerfModel final : public PerfModel {
   struct Breakdown {
     double gemm_ns = 0, attention_prefill_ns = 0, attention_decode_ns = 0,
            elementwise_ns = 0, all_reduce_ns = 0, cpu_overhead_ns = 0, swap_ns = 0;
+    // Parts of the above that are per iteration rather than per layer: the
+    // lm_head product of the sampled rows (in gemm_ns) and the logits
+    // all-gather under tp (in all_reduce_ns). Per-layer sources (profiles)
+    // replace the rest and keep these.
+    double lm_head_ns = 0, gather_ns = 0;
+    // The MoE token permutation and weighted combine (in elementwise_ns):
+    // kernels a calibration does not measure, kept by profile sources.
+    double moe_elementwise_ns = 0;
     // Kernel launches on the critical path; each adds launch_overhead_us,
     // already included in the times above.
     int64_t kernel_launches = 0;
@@ -80,6 +88,7 @@ class RooflinePerfModel final : public PerfModel {
   double log_expert_miss_ = 0;      // log(1 - k/E): P(an expert is untouched by one token)
   GemmCost lm_head_;                // per sampled sequence
   double elementwise_ns_per_token_ = 0;  // all layers + embedding + final norm
+  double moe_elementwise_ns_per_token_ = 0;  // the MoE permute + combine share of it
   int64_t elementwise_launches_ = 0;
   double attn_flop_ns_ = 0;         // ns per query-key pair per layer (4 * h * head_dim FLOPs)
   double attn_prefill_token_ns_ = 0;     // Q, K, V, O of one prefill token, per layer

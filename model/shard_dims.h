@@ -1,6 +1,6 @@
-// Private to model/: the per-GPU dimensions of one layer under a ShardPlan,
-// shared by the memory plan and the roofline model so both split a model the
-// same way.
+// The per-GPU dimensions of one layer under a ShardPlan, shared by the
+// memory plan, the roofline model and the calibrator's shape grid
+// (calibrate/grid.h) so all three split a model the same way.
 #pragma once
 
 #include "model/model_spec.h"

@@ -22,3 +22,33 @@ print(f"  peak RSS            {run['peak_rss_mb']:.0f} MB   (target < 1024 MB)")
 print(f"  simulated           {s['sim']['simulated_s']:.0f} s, {s['throughput']['requests_per_s']:.1f} req/s served, "
       f"TTFT p99 {s['latency_ms']['ttft']['p99']:.0f} ms, TPOT p99 {s['latency_ms']['tpot']['p99']:.1f} ms")
 PY
+
+# The same traffic with a profile-based PerfModel against the roofline: the
+# shipped Vidur profile is Llama-2-7B on H100, so both runs of this pair
+# serve Llama-2-7B (requests beyond its 4096-token context are rejected
+# alike). Target: profile wall time within 1.5x of the roofline's.
+python3 - "$out" "$PWD" <<'PY'
+import json, sys
+out, root = sys.argv[1], sys.argv[2]
+s = json.load(open(f"{root}/scenarios/bench-1m.json"))
+s["model"] = "Llama-2-7B"
+s["traffic"]["generator"]["lengths_csv"] = f"{root}/scenarios/traces/sharegpt_lengths.csv"
+json.dump(s, open(f"{out}/roofline.json", "w"))
+s["perf"] = {"profile": f"{root}/scenarios/profiles/vidur-h100-llama2-7b.json"}
+json.dump(s, open(f"{out}/profile.json", "w"))
+PY
+for variant in roofline profile; do
+  cmd=("./$build/fleetsim" run "$out/$variant.json" --out "$out/$variant" --quiet)
+  if command -v taskset >/dev/null; then cmd=(taskset -c 0 "${cmd[@]}"); fi
+  "${cmd[@]}"
+done
+python3 - "$out" <<'PY'
+import json, sys
+d = sys.argv[1]
+r = json.load(open(f"{d}/roofline/run.json"))["wall_s"]
+p = json.load(open(f"{d}/profile/run.json"))["wall_s"]
+src = json.load(open(f"{d}/profile/summary.json"))["perf_sources"]
+print("bench-1m traffic on Llama-2-7B / H100: roofline vs the Vidur profile")
+print(f"  roofline            {r:.2f} s")
+print(f"  profile             {p:.2f} s   ({p / r:.2f}x; target <= 1.5x; gemm from {src['gemm']})")
+PY

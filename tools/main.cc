@@ -3,6 +3,9 @@
 //   fleetsim run SCENARIO.json [--out DIR] [--seed N] [--trace] [--quiet]
 //   fleetsim validate SCENARIO.json
 //   fleetsim list
+//   fleetsim calibrate --backend cpu|cuda --model NAME [--tp 1,2,4] --out PROFILE.json [--report DIR]
+//                      [--grid quick|full] [--reps N] [--warmup N] [--no-flush] [--no-links] [--device NAME]
+//   fleetsim calibrate gemm --backend cpu|cuda --shapes MxNxK[,...] [--dtype bf16] [--reps N] [--json FILE]
 //   fleetsim calibrate import-vidur --compute FILE --network FILE[,FILE] --out PROFILE.json [--model NAME]
 //
 // Exit codes: 0 success; 2 bad input (scenario, trace, names, impossible
@@ -20,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/calibrate.h"
 #include "calibrate/vidur_import.h"
 #include "model/catalog.h"
 #include "model/profile.h"
@@ -271,6 +275,150 @@ int CmdImportVidur(const std::string& compute, const std::vector<std::string>& n
   return 0;
 }
 
+// A progress bar on stderr when it is a terminal, redrawn in place.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
+  ~ProgressBar() { Finish(); }
+  void Update(int done, int total, const std::string& what) {
+    if (!enabled_) return;
+    constexpr int kWidth = 30;
+    const int filled = total > 0 ? std::min(kWidth, done * kWidth / total) : 0;
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.resize(kWidth, '.');
+    std::fprintf(stderr, "\r  [%s] %d/%d  %-48.48s", bar.c_str(), std::min(done, total), total, what.c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+  void Finish() {
+    if (drawn_) std::fprintf(stderr, "\n");
+    drawn_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+};
+
+// "1,2,4" (CLI11 already split it) -> positive integers.
+Status ParseTps(const std::vector<int>& in, std::vector<int>* out) {
+  if (in.empty()) return Status::Invalid("--tp: give at least one degree, e.g. --tp 1,2");
+  for (int tp : in) {
+    if (tp < 1) return Status::Invalid("--tp: " + std::to_string(tp) + " is not a positive degree");
+  }
+  *out = in;
+  return Status::Ok();
+}
+
+int CmdCalibrate(calibrate::CalibrateOptions options, const std::vector<int>& tps, const std::string& grid,
+                 const std::string& out, std::string report_dir, bool quiet, const Catalog& catalog) {
+  Status s = ParseTps(tps, &options.tp);
+  if (s.ok()) s = calibrate::ParseGridSize(grid, &options.grid);
+  if (!s.ok()) return Fail(s);
+  if (report_dir.empty()) {
+    const std::filesystem::path p(out);
+    report_dir = (p.parent_path() / (p.stem().string() + "-report")).string();
+  }
+  s = calibrate::CheckCalibrateOptions(options, catalog);
+  if (!s.ok()) return Fail(s);
+  ProgressBar bar(!quiet && isatty(STDERR_FILENO));
+  calibrate::CalibrationResult result;
+  s = calibrate::Calibrate(options, catalog,
+                           [&](int done, int total, const std::string& what) { bar.Update(done, total, what); },
+                           &result);
+  bar.Finish();
+  if (!s.ok()) {
+    // The input was checked above: this is the machine failing (a kernel
+    // error, out of memory), not bad input.
+    std::fprintf(stderr, "fleetsim: calibration failed: %s\n", s.message().c_str());
+    return 1;
+  }
+  for (const std::string& w : result.warnings) std::fprintf(stderr, "fleetsim: warning: %s\n", w.c_str());
+  std::string text;
+  s = WriteProfileJson(result.profile, &text);
+  const std::filesystem::path out_parent = std::filesystem::path(out).parent_path();
+  if (s.ok() && !out_parent.empty()) s = MakeOutputDir(out_parent.string());
+  if (s.ok()) s = WriteFile(out, text);
+  if (s.ok()) s = MakeOutputDir(report_dir);
+  if (s.ok()) s = WriteFile(report_dir + "/report.md", result.report_markdown);
+  for (const auto& [name, svg] : result.svgs) {
+    if (s.ok()) s = WriteFile(report_dir + "/" + name, svg);
+  }
+  if (!s.ok()) return Fail(s);
+  if (!quiet) {
+    const Profile& p = result.profile;
+    std::printf("calibrated %s on %s (%s) in %.1f s: %zu operators fitted\n", p.model->c_str(), p.device.c_str(),
+                p.device_info->name.c_str(), p.calibration->wall_seconds, p.fits.size());
+    for (const auto& [key, f] : p.fits) {
+      std::printf("  %-24s %4d shapes  held-out error median %5.1f%%  p90 %5.1f%%  (%s)\n", key.c_str(), f.samples,
+                  100 * f.cv_median_rel_error, 100 * f.cv_p90_rel_error, f.cv_method.c_str());
+    }
+    std::printf("  %-24s %4d held-out predictions: median error %.1f%%, p90 %.1f%%\n", "all operators",
+                result.held_out_count, 100 * result.held_out_median, 100 * result.held_out_p90);
+    for (const auto& [kind, a] : p.attention) {
+      std::printf("  %-24s %.1f%% of roofline: %s\n", kind.c_str(), 100 * a.achieved_fraction,
+                  a.use_measured ? "measured times used" : "roofline with published efficiency used");
+    }
+    std::printf("profile: %s\nreport:  %s/report.md\n", out.c_str(), report_dir.c_str());
+  }
+  return 0;
+}
+
+// "4096x4096x4096" -> a GEMM shape.
+Status ParseGemmShape(const std::string& text, kernels::DType dtype, calibrate::GemmShape* out) {
+  long long m = 0, n = 0, k = 0;
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3 || m < 1 || n < 1 || k < 1)
+    return Status::Invalid("--shapes: \"" + text + "\" is not MxNxK with positive integers (e.g. 4096x4096x4096)");
+  *out = {m, n, k, dtype};
+  return Status::Ok();
+}
+
+int CmdCalibrateGemm(const std::string& backend, int device, const std::vector<std::string>& shape_texts,
+                     const std::string& dtype_name, const calibrate::TimingOptions& timing,
+                     const std::string& json_out) {
+  kernels::DType dtype;
+  if (dtype_name == "bf16") {
+    dtype = kernels::DType::kBf16;
+  } else if (dtype_name == "fp16") {
+    dtype = kernels::DType::kFp16;
+  } else if (dtype_name == "fp32") {
+    dtype = kernels::DType::kFp32;
+  } else {
+    return Fail(Status::Invalid("--dtype: unknown \"" + dtype_name + "\" (valid: bf16, fp16, fp32)"));
+  }
+  std::vector<calibrate::GemmShape> shapes;
+  for (const std::string& t : shape_texts) {
+    calibrate::GemmShape g;
+    const Status s = ParseGemmShape(t, dtype, &g);
+    if (!s.ok()) return Fail(s);
+    shapes.push_back(g);
+  }
+  if (shapes.empty()) return Fail(Status::Invalid("--shapes: give at least one MxNxK"));
+  std::vector<calibrate::GemmBenchResult> results;
+  std::string device_name;
+  const Status s = calibrate::BenchGemms(backend, device, shapes, timing, &results, &device_name);
+  if (!s.ok()) return Fail(s);
+  JsonWriter w;
+  w.BeginObject().Key("device").String(device_name).Key("backend").String(backend).Key("dtype").String(dtype_name);
+  w.Key("results").BeginArray();
+  for (const auto& r : results) {
+    std::printf("shape=%lldx%lldx%lld median_us=%.2f spread=%.3f tflops=%.2f\n", static_cast<long long>(r.shape.m),
+                static_cast<long long>(r.shape.n), static_cast<long long>(r.shape.k), r.timing.median_ns / 1e3,
+                r.timing.spread, r.tflops);
+    w.BeginObject().Key("m").Int(r.shape.m).Key("n").Int(r.shape.n).Key("k").Int(r.shape.k);
+    w.Key("median_ns").Double(r.timing.median_ns).Key("spread").Double(r.timing.spread);
+    w.Key("tflops").Double(r.tflops).EndObject();
+  }
+  w.EndArray().EndObject();
+  const std::string json = w.Finish();
+  if (!json_out.empty()) {
+    const Status w = WriteFile(json_out, json);
+    if (!w.ok()) return Fail(w);
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace fleetsim
 
@@ -298,8 +446,50 @@ int main(int argc, char** argv) {
 
   CLI::App* list = app.add_subcommand("list", "models, GPUs, engines and registered policies");
 
-  CLI::App* calibrate = app.add_subcommand("calibrate", "build performance profiles");
-  calibrate->require_subcommand(1);
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "time a model's operators on this machine's CPU or GPU and write a profile (or: import-vidur, gemm)");
+  calibrate->require_subcommand(0, 1);
+  calibrate::CalibrateOptions cal;
+  std::vector<int> cal_tp = {1};
+  std::string cal_grid = "quick", cal_out, cal_report;
+  bool cal_no_flush = false, cal_no_links = false;
+  calibrate->add_option("--backend", cal.backend, "kernel backend: cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  calibrate->add_option("--model", cal.model, "model zoo name (fleetsim list)");
+  calibrate->add_option("--tp", cal_tp, "tensor-parallel degrees whose shard shapes are timed, e.g. 1,2,4")
+      ->delimiter(',')
+      ->capture_default_str();
+  calibrate->add_option("--out", cal_out, "profile JSON to write");
+  calibrate->add_option("--report", cal_report, "folder for report.md and its SVGs (default: <out>-report next to --out)");
+  calibrate->add_option("--grid", cal_grid, "shape grid: quick or full")->capture_default_str();
+  calibrate->add_option("--reps", cal.timing.repetitions, "timed runs per shape (median reported)")
+      ->capture_default_str();
+  calibrate->add_option("--warmup", cal.timing.warmup, "untimed runs per shape first")->capture_default_str();
+  calibrate->add_flag("--no-flush", cal_no_flush, "do not flush the cache before each timed run");
+  calibrate->add_flag("--no-links", cal_no_links, "skip link measurement and the ring all-reduce check");
+  calibrate->add_option("--device", cal.device,
+                        "profile device name (default: the catalogue entry of the CUDA device, or cpu-host)");
+  calibrate->add_option("--cuda-device", cal.cuda_device, "CUDA device index to time")->capture_default_str();
+  calibrate->add_option("--cpu-ranks", cal.cpu_ranks, "CPU backend: ranks (threads) for links and the ring check")
+      ->capture_default_str();
+  calibrate->add_option("--date", cal.date, "date written into the profile (default: today, UTC)");
+  bool cal_quiet = false;
+  calibrate->add_flag("--quiet", cal_quiet, "print nothing but errors");
+
+  std::string g_backend = "cpu", g_dtype = "bf16", g_json;
+  std::vector<std::string> g_shapes;
+  int g_device = 0;
+  calibrate::TimingOptions g_timing;
+  g_timing.repetitions = 20;
+  CLI::App* gemm = calibrate->add_subcommand("gemm", "time GEMM shapes with the calibration harness");
+  gemm->add_option("--backend", g_backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  gemm->add_option("--shapes", g_shapes, "MxNxK shapes, comma-separated")->delimiter(',')->required();
+  gemm->add_option("--dtype", g_dtype, "bf16, fp16 or fp32")->capture_default_str();
+  gemm->add_option("--reps", g_timing.repetitions, "timed runs per shape")->capture_default_str();
+  gemm->add_option("--warmup", g_timing.warmup, "untimed runs per shape")->capture_default_str();
+  gemm->add_option("--cuda-device", g_device, "CUDA device index")->capture_default_str();
+  gemm->add_option("--json", g_json, "also write the results as JSON here");
   std::string vidur_compute, vidur_out, vidur_model;
   std::vector<std::string> vidur_network;
   CLI::App* import_vidur =
@@ -332,5 +522,13 @@ int main(int argc, char** argv) {
   if (*validate) return CmdValidate(vscenario, catalog, policies);
   if (*list) return CmdList(catalog, policies);
   if (*import_vidur) return CmdImportVidur(vidur_compute, vidur_network, vidur_out, vidur_model, catalog);
+  if (*gemm) return CmdCalibrateGemm(g_backend, g_device, g_shapes, g_dtype, g_timing, g_json);
+  if (*calibrate) {
+    if (cal.model.empty() || cal_out.empty())
+      return Fail(Status::Invalid("calibrate: --model and --out are required (or a subcommand: import-vidur, gemm)"));
+    cal.timing.flush_cache = !cal_no_flush;
+    cal.links = !cal_no_links;
+    return CmdCalibrate(cal, cal_tp, cal_grid, cal_out, cal_report, cal_quiet, catalog);
+  }
   return kExitInput;
 }

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <new>
@@ -44,6 +46,19 @@ int64_t PhysicalMemoryBytes() {
   return static_cast<int64_t>(pages) * page_size;
 }
 
+// The last-level data cache in bytes as the C library reports it; 0 when it
+// does not.
+int64_t LastLevelCacheBytes() {
+  long bytes = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  if (bytes <= 0) bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  return bytes > 0 ? bytes : 0;
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend() {
@@ -51,6 +66,7 @@ CpuBackend::CpuBackend() {
   info_.name = CpuModelName();
   info_.memory_bytes = PhysicalMemoryBytes();
   info_.compute_units = static_cast<int>(std::thread::hardware_concurrency());
+  info_.l2_cache_bytes = LastLevelCacheBytes();
   // Eigen's GEMM here is single-threaded (no OpenMP), whatever compute_units
   // says; the profile should know which SIMD paths it used.
   info_.software = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
@@ -99,7 +115,7 @@ Status CpuBackend::CopyPeer(Backend& dst_backend, void* dst, const void* src, si
   return Status::Ok();
 }
 
-Status CpuBackend::Gemm(const GemmArgs& args) { return CpuGemm(args); }
+Status CpuBackend::Gemm(const GemmArgs& args) { return CpuGemm(args, &gemm_scratch_); }
 Status CpuBackend::RmsNorm(const RmsNormArgs& args) { return CpuRmsNorm(args); }
 Status CpuBackend::SiluMul(const SiluMulArgs& args) { return CpuSiluMul(args); }
 Status CpuBackend::ResidualAdd(const ResidualAddArgs& args) { return CpuResidualAdd(args); }
@@ -107,5 +123,33 @@ Status CpuBackend::Embedding(const EmbeddingArgs& args) { return CpuEmbedding(ar
 Status CpuBackend::Rope(const RopeArgs& args) { return CpuRope(args); }
 Status CpuBackend::AttentionPrefill(const AttentionPrefillArgs& args) { return CpuAttentionPrefill(args); }
 Status CpuBackend::AttentionDecode(const AttentionDecodeArgs& args) { return CpuAttentionDecode(args); }
+
+Status CpuBackend::TimeOnce(const std::function<Status()>& body, double* ns) {
+  *ns = 0;
+  const auto start = std::chrono::steady_clock::now();
+  FLEETSIM_RETURN_IF_ERROR(body());
+  const auto stop = std::chrono::steady_clock::now();
+  *ns = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count());
+  return Status::Ok();
+}
+
+Status CpuBackend::FlushCache() {
+  // Twice the last-level cache, capped: virtual machines often report the
+  // host's whole L3 (hundreds of MiB), and a calibration flushes before
+  // every timed run. 32 MiB evicts the per-core caches and the share of L3
+  // one core sees on current server parts.
+  constexpr size_t kMaxBytes = size_t{32} << 20;
+  if (flush_.data() == nullptr) {
+    const size_t llc = static_cast<size_t>(info_.l2_cache_bytes);
+    FLEETSIM_RETURN_IF_ERROR(AllocateBuffer(llc > 0 ? std::min(2 * llc, kMaxBytes) : kMaxBytes, &flush_));
+  }
+  // A volatile pass keeps the compiler from dropping the writes; the
+  // incrementing value keeps them from being skipped as redundant.
+  volatile unsigned char* p = static_cast<unsigned char*>(flush_.data());
+  static_assert(sizeof(unsigned char) == 1);
+  const unsigned char v = static_cast<unsigned char>(p[0] + 1);
+  for (size_t i = 0; i < flush_.bytes(); i += 64) p[i] = v;
+  return Status::Ok();
+}
 
 }  // namespace fleetsim::kernels

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/gemm.h"
 
 namespace fleetsim::kernels {
 
@@ -38,8 +39,16 @@ class CpuBackend final : public Backend {
   Status AttentionPrefill(const AttentionPrefillArgs& args) override;
   Status AttentionDecode(const AttentionDecodeArgs& args) override;
 
+  // steady_clock around body (ops are synchronous here).
+  Status TimeOnce(const std::function<Status()>& body, double* ns) override;
+  // Writes a buffer of twice the last-level cache (sysconf's L3, or L2 when
+  // there is no L3), at most 32 MiB (see cpu_backend.cc).
+  Status FlushCache() override;
+
  private:
   DeviceInfo info_;
+  DeviceBuffer flush_;
+  GemmScratch gemm_scratch_;  // 16-bit GEMMs' fp32 working copies, reused
 };
 
 }  // namespace fleetsim::kernels

@@ -48,36 +48,39 @@ void GemmFp32(const ConstView& a, bool transpose_a, const ConstView& b, bool tra
 }
 
 // Dense fp32 copy of a rows×cols 16-bit matrix stored with leading dimension ld.
+// Widens a rows × cols 16-bit matrix (leading dimension ld) into `out`,
+// contiguous, and returns a view of it.
 template <float (*Widen)(uint16_t)>
-RowMatrix WidenMatrix(const void* data, int64_t rows, int64_t cols, int64_t ld) {
+ConstView WidenInto(const void* data, int64_t rows, int64_t cols, int64_t ld, std::vector<float>* out) {
   const auto* p = static_cast<const uint16_t*>(data);
-  RowMatrix out(rows, cols);
+  if (out->size() < static_cast<size_t>(rows * cols)) out->resize(static_cast<size_t>(rows * cols));
+  float* w = out->data();
   for (int64_t r = 0; r < rows; ++r) {
     const uint16_t* row = p + r * ld;
-    for (int64_t j = 0; j < cols; ++j) out(r, j) = Widen(row[j]);
+    for (int64_t j = 0; j < cols; ++j) w[r * cols + j] = Widen(row[j]);
   }
-  return out;
-}
-
-ConstView ViewOf(const RowMatrix& m) {
-  return ConstView(m.data(), m.rows(), m.cols(), Eigen::OuterStride<>(m.cols()));
+  return ConstView(w, rows, cols, Eigen::OuterStride<>(cols));
 }
 
 template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
-void Gemm16(const GemmArgs& g, int64_t a_rows, int64_t a_cols, int64_t b_rows, int64_t b_cols) {
-  const RowMatrix a = WidenMatrix<Widen>(g.a, a_rows, a_cols, g.lda);
-  const RowMatrix b = WidenMatrix<Widen>(g.b, b_rows, b_cols, g.ldb);
+void Gemm16(const GemmArgs& g, int64_t a_rows, int64_t a_cols, int64_t b_rows, int64_t b_cols,
+            GemmScratch* scratch) {
+  const ConstView a = WidenInto<Widen>(g.a, a_rows, a_cols, g.lda, &scratch->a);
+  const ConstView b = WidenInto<Widen>(g.b, b_rows, b_cols, g.ldb, &scratch->b);
   // With beta == 0 the old C must not be read (it may hold NaN).
-  RowMatrix c = g.beta == 0.0f ? RowMatrix(g.m, g.n) : WidenMatrix<Widen>(g.c, g.m, g.n, g.ldc);
-  GemmFp32(ViewOf(a), g.transpose_a, ViewOf(b), g.transpose_b, g.alpha, g.beta,
-           View(c.data(), g.m, g.n, Eigen::OuterStride<>(g.n)));
+  if (g.beta == 0.0f) {
+    if (scratch->c.size() < static_cast<size_t>(g.m * g.n)) scratch->c.resize(static_cast<size_t>(g.m * g.n));
+  } else {
+    WidenInto<Widen>(g.c, g.m, g.n, g.ldc, &scratch->c);
+  }
+  View c(scratch->c.data(), g.m, g.n, Eigen::OuterStride<>(g.n));
+  GemmFp32(a, g.transpose_a, b, g.transpose_b, g.alpha, g.beta, c);
   auto* out = static_cast<uint16_t*>(g.c);
   for (int64_t r = 0; r < g.m; ++r) {
     for (int64_t j = 0; j < g.n; ++j) out[r * g.ldc + j] = Narrow(c(r, j));
   }
 }
 
-// k == 0: the product is empty, C = beta·C (zero when beta == 0).
 void ScaleC(const GemmArgs& g) {
   for (int64_t r = 0; r < g.m; ++r) {
     for (int64_t j = 0; j < g.n; ++j) {
@@ -105,7 +108,9 @@ void ScaleC(const GemmArgs& g) {
 
 }  // namespace
 
-Status CpuGemm(const GemmArgs& g) {
+Status CpuGemm(const GemmArgs& g, GemmScratch* scratch) {
+  GemmScratch local;
+  if (scratch == nullptr) scratch = &local;
   FLEETSIM_RETURN_IF_ERROR(ValidateGemmArgs(g));
   if (g.m == 0 || g.n == 0) return Status::Ok();
   if (g.k == 0) {
@@ -126,10 +131,10 @@ Status CpuGemm(const GemmArgs& g) {
       break;
     }
     case DType::kFp16:
-      Gemm16<HalfToFloat, FloatToHalf>(g, a_rows, a_cols, b_rows, b_cols);
+      Gemm16<HalfToFloat, FloatToHalf>(g, a_rows, a_cols, b_rows, b_cols, scratch);
       break;
     case DType::kBf16:
-      Gemm16<Bf16ToFloat, FloatToBf16>(g, a_rows, a_cols, b_rows, b_cols);
+      Gemm16<Bf16ToFloat, FloatToBf16>(g, a_rows, a_cols, b_rows, b_cols, scratch);
       break;
   }
   return Status::Ok();

@@ -49,6 +49,8 @@ Status CudaBackend::Init() {
   FLEETSIM_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   FLEETSIM_CUBLAS_RETURN_IF_ERROR(cublasCreate(&cublas_));
   FLEETSIM_CUBLAS_RETURN_IF_ERROR(cublasSetStream(cublas_, stream_));
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaEventCreate(&timer_start_));
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaEventCreate(&timer_stop_));
 
   cudaDeviceProp prop{};
   FLEETSIM_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, device_));
@@ -79,6 +81,9 @@ Status CudaBackend::Init() {
 CudaBackend::~CudaBackend() {
   if (cudaSetDevice(device_) != cudaSuccess) return;  // nothing we own can be released
   if (stream_ != nullptr) FLEETSIM_CUDA_WARN_IF_ERROR(cudaStreamSynchronize(stream_));
+  flush_.Reset();
+  if (timer_start_ != nullptr) FLEETSIM_CUDA_WARN_IF_ERROR(cudaEventDestroy(timer_start_));
+  if (timer_stop_ != nullptr) FLEETSIM_CUDA_WARN_IF_ERROR(cudaEventDestroy(timer_stop_));
   if (cublas_ != nullptr) {
     const cublasStatus_t s = cublasDestroy(cublas_);
     if (s != CUBLAS_STATUS_SUCCESS) {
@@ -148,6 +153,39 @@ Status CudaBackend::Synchronize() {
   return Status::Ok();
 }
 
+Status CudaBackend::TimeOnce(const std::function<Status()>& body, double* ns) {
+  *ns = 0;
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaEventRecord(timer_start_, stream_));
+  const Status s = body();
+  if (!s.ok()) {
+    // Record and wait anyway, so no event is left pending, but report the
+    // body's error, not what it left behind.
+    FLEETSIM_CUDA_WARN_IF_ERROR(cudaEventRecord(timer_stop_, stream_));
+    FLEETSIM_CUDA_WARN_IF_ERROR(cudaEventSynchronize(timer_stop_));
+    return s;
+  }
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaEventRecord(timer_stop_, stream_));
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(timer_stop_));
+  float ms = 0;
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, timer_start_, timer_stop_));
+  *ns = static_cast<double>(ms) * 1e6;
+  return Status::Ok();
+}
+
+Status CudaBackend::FlushCache() {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  if (flush_.data() == nullptr) {
+    const size_t l2 = info_.l2_cache_bytes > 0 ? static_cast<size_t>(info_.l2_cache_bytes) : size_t{64} << 20;
+    FLEETSIM_RETURN_IF_ERROR(AllocateBuffer(2 * l2, &flush_));
+  }
+  ++flush_value_;
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(flush_.data(), flush_value_, flush_.bytes(), stream_));
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  return Status::Ok();
+}
+
 Status CudaBackend::Gemm(const GemmArgs& args) {
   FLEETSIM_RETURN_IF_ERROR(Activate());
   return LaunchGemm(cublas_, stream_, args);
@@ -162,6 +200,22 @@ Status CudaBackend::CopyPeer(Backend& dst_backend, void* dst, const void* src, s
   if (bytes == 0) return Status::Ok();
   FLEETSIM_RETURN_IF_ERROR(Activate());
   const int dst_device = dst_backend.device().device_ordinal;
+  if (dst_device != device_ && peer_checked_.insert(dst_device).second) {
+    // Without peer access the runtime stages the copy through host memory,
+    // which is not the NVLink/PCIe path a serving engine's collectives
+    // take: enable it once per destination where the hardware allows.
+    int can = 0;
+    FLEETSIM_CUDA_RETURN_IF_ERROR(cudaDeviceCanAccessPeer(&can, device_, dst_device));
+    if (can) {
+      const cudaError_t e = cudaDeviceEnablePeerAccess(dst_device, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        (void)cudaGetLastError();  // not sticky; clear it
+      } else if (e != cudaSuccess) {
+        return CudaErrorStatus(e, "cudaDeviceEnablePeerAccess", __FILE__, __LINE__);
+      }
+      peer_enabled_.insert(dst_device);
+    }
+  }
   FLEETSIM_CUDA_RETURN_IF_ERROR(cudaMemcpyPeerAsync(dst, dst_device, src, device_, bytes, stream_));
   return Status::Ok();
 }

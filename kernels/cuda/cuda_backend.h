@@ -14,12 +14,14 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string_view>
 
 #include "kernels/backend.h"
 
 struct CUstream_st;    // cudaStream_t is CUstream_st*
 struct cublasContext;  // cublasHandle_t is cublasContext*
+struct CUevent_st;     // cudaEvent_t is CUevent_st*
 
 namespace fleetsim::kernels {
 
@@ -45,9 +47,11 @@ class CudaBackend final : public Backend {
   Status CopyOnDevice(void* dst, const void* src, size_t bytes) override;
   Status Synchronize() override;
   // Only to another "cuda" backend (any device, this one included), with
-  // cudaMemcpyPeerAsync on this backend's stream. The runtime routes it over
-  // NVLink or PCIe when peer access is enabled and stages it through the
-  // host otherwise; enabling peer access is the caller's choice.
+  // cudaMemcpyPeerAsync on this backend's stream. The first copy to a
+  // device enables peer access from this one where the hardware allows
+  // (cudaDeviceCanAccessPeer), so copies take NVLink or PCIe directly; where
+  // it does not, the runtime stages them through the host, and
+  // PeerAccessEnabled says which.
   Status CopyPeer(Backend& dst_backend, void* dst, const void* src, size_t bytes) override;
 
   Status Gemm(const GemmArgs& args) override;
@@ -58,6 +62,15 @@ class CudaBackend final : public Backend {
   Status Rope(const RopeArgs& args) override;
   Status AttentionPrefill(const AttentionPrefillArgs& args) override;
   Status AttentionDecode(const AttentionDecodeArgs& args) override;
+
+  // CUDA events recorded on the stream around body.
+  Status TimeOnce(const std::function<Status()>& body, double* ns) override;
+  // cudaMemsetAsync over a buffer of twice the L2, then a stream sync.
+  Status FlushCache() override;
+
+  // Whether copies from this device to `dst_device` use peer access (known
+  // after the first CopyPeer to it).
+  bool PeerAccessEnabled(int dst_device) const { return peer_enabled_.count(dst_device) > 0; }
 
   // For ops written against the raw stream (future kernels, the calibrator's
   // CUDA-event timing). Owned by this backend.
@@ -72,7 +85,12 @@ class CudaBackend final : public Backend {
   int device_;
   CUstream_st* stream_ = nullptr;
   cublasContext* cublas_ = nullptr;
+  CUevent_st* timer_start_ = nullptr;  // created by Init, for TimeOnce
+  CUevent_st* timer_stop_ = nullptr;
   DeviceInfo info_;
+  DeviceBuffer flush_;  // FlushCache's scratch, allocated on first use
+  unsigned char flush_value_ = 0;
+  std::set<int> peer_checked_, peer_enabled_;  // destination devices
 };
 
 }  // namespace fleetsim::kernels

@@ -44,13 +44,19 @@ std::string Unknown(const std::string& what, const std::string& name, const std:
   return "unknown " + what + " \"" + name + "\" (known: " + JoinNames(known) + ")";
 }
 
-Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& policies, PoolPlan* plan) {
+// `profile_gpu`: the device the scenario's profile describes (null if none),
+// for GPU names the catalogue does not know.
+Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& policies, const GpuSpec* profile_gpu,
+                   PoolPlan* plan) {
   plan->spec = &p;
   plan->model = catalog.FindModel(p.model);
   if (!plan->model)
     return Status::Invalid(p.path + ".model: " + Unknown("model", p.model, catalog.ModelNames()));
   plan->gpu = catalog.FindGpu(p.gpu);
-  if (!plan->gpu) return Status::Invalid(p.path + ".gpu: " + Unknown("GPU", p.gpu, catalog.GpuNames()));
+  if (!plan->gpu && profile_gpu && profile_gpu->name == p.gpu) plan->gpu = profile_gpu;
+  if (!plan->gpu)
+    return Status::Invalid(p.path + ".gpu: " + Unknown("GPU", p.gpu, catalog.GpuNames()) +
+                           (profile_gpu ? "; perf.profile describes \"" + profile_gpu->name + "\"" : ""));
   plan->engine = catalog.FindEngine(p.engine);
   if (!plan->engine)
     return Status::Invalid(p.path + ".engine: " + Unknown("engine", p.engine, catalog.EngineNames()));
@@ -66,6 +72,9 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
     return Status::Invalid(p.path + ".pp: pipeline parallelism is not modelled yet; pp must be 1");
   plan->shard.tp = p.tp;
   plan->shard.pp = p.pp;
+  if (p.tp > 1 && plan->gpu->scale_up.CollectiveGbps(p.tp) <= 0 && plan->gpu->pcie_gbps_per_direction <= 0)
+    return Status::Invalid(p.path + ".tp: " + std::to_string(p.tp) + " GPUs of \"" + plan->gpu->name +
+                           "\" have no link between them to all-reduce over");
 
   // vLLM's serving defaults (vllm/engine/arg_utils.py, V1): large budgets on
   // big GPUs other than A100.
@@ -159,9 +168,19 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
   run->router_ = policies.routers.Find(s.router);
   if (!run->router_)
     return Status::Invalid(s.file + ": fleet.router: " + Unknown("router", s.router, policies.routers.Names()));
+  // The profile first: it may describe a device the catalogue lacks (a
+  // calibrated CPU or new GPU), which pools can then name.
+  std::optional<Profile> profile;
+  FLEETSIM_RETURN_IF_ERROR(LoadScenarioProfile(s, &profile));
+  if (profile && profile->device_info && catalog.FindGpu(profile->device) == nullptr) {
+    run->profile_gpu_ = std::make_unique<GpuSpec>();
+    FLEETSIM_RETURN_IF_ERROR(
+        GpuSpecFromProfile(*profile, run->profile_gpu_.get()).WithPrefix(s.file + ": perf.profile: " + s.perf_profile + ": "));
+  }
   for (const PoolSpec& p : s.pools) {
     PoolPlan plan;
-    FLEETSIM_RETURN_IF_ERROR(ResolvePool(p, catalog, policies, &plan).WithPrefix(s.file + ": "));
+    FLEETSIM_RETURN_IF_ERROR(
+        ResolvePool(p, catalog, policies, run->profile_gpu_.get(), &plan).WithPrefix(s.file + ": "));
     run->pools_.push_back(plan);
   }
   // Input files are checked here so that `validate` catches a missing one.
@@ -181,8 +200,6 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
   {
     // Built once here, so that `validate` checks them, and kept for Run
     // (a PerfModel is immutable).
-    std::optional<Profile> profile;
-    FLEETSIM_RETURN_IF_ERROR(LoadScenarioProfile(s, &profile));
     for (const PoolPlan& p : run->pools_) {
       run->perf_.emplace_back();
       FLEETSIM_RETURN_IF_ERROR(MakePerfModel(s, p, profile ? &*profile : nullptr, &run->perf_.back()));

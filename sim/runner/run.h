@@ -80,6 +80,9 @@ class ScenarioRun {
       : spec_(spec), catalog_(catalog), policies_(policies) {}
 
   ScenarioSpec spec_;
+  // The device perf.profile describes when the catalogue lacks it; pools
+  // point at it. Heap-allocated so the pointers survive moving the run.
+  std::unique_ptr<GpuSpec> profile_gpu_;
   const Catalog& catalog_;
   const Policies& policies_;
   const RouterRegistry::Entry* router_ = nullptr;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "model/catalog.h"
@@ -111,6 +112,146 @@ TEST(ProfilePerfModel, ProfileOfAnotherGpuIsRefused) {
                                             *f.catalog.FindEngine("vllm"), {}, &pm);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("A100-80G"), std::string::npos) << s.message();
+}
+
+// A calibrated profile of another model: fits only (no per-model ops).
+Profile FittedProfile(bool attention_measured) {
+  Profile p;
+  p.device = "H100-SXM";
+  p.model = "Llama-2-7B";
+  auto fit = [](double fixed, std::vector<double> knots, std::vector<double> values) {
+    FittedCurve f;
+    f.size_var = "size";
+    f.scale_var = "scale";
+    f.fixed_ns = fixed;
+    f.knots = std::move(knots);
+    f.values = std::move(values);
+    return f;
+  };
+  p.fits["gemm.bf16"] = fit(3000, {1, 64, 1024}, {0.002, 0.003, 0.03});
+  p.fits["rms_norm.bf16"] = fit(2000, {1, 1024}, {0.001, 0.5});
+  p.fits["residual_add.bf16"] = fit(1500, {1, 1024}, {0.001, 0.4});
+  p.fits["silu_mul.bf16"] = fit(1800, {1, 1024}, {0.001, 0.45});
+  p.fits["rope.bf16"] = fit(2200, {1, 1024}, {0.002, 0.6});
+  p.fits["embedding.bf16"] = fit(2500, {1, 1024}, {0.001, 0.3});
+  p.fits["attention_prefill.bf16"] = fit(5000, {1000, 1e6}, {0.01, 0.02});
+  p.fits["attention_decode.bf16"] = fit(4000, {100, 1e5}, {0.05, 0.3});
+  for (const char* kind : {"attention_prefill", "attention_decode"}) {
+    AttentionDecision a;
+    a.achieved_fraction = attention_measured ? 0.8 : 0.1;
+    a.threshold = 0.5;
+    a.use_measured = attention_measured;
+    a.published_efficiency = std::string(kind) == "attention_prefill" ? 0.3 : 0.5;
+    p.attention[kind] = a;
+  }
+  return p;
+}
+
+TEST(ProfilePerfModel, FittedCurvesTimeAnotherModelsShapes) {
+  Fixture f;
+  const ModelSpec& m = *f.catalog.FindModel("Llama-3.1-8B");
+  const GpuSpec& g = *f.catalog.FindGpu("H100-SXM");
+  const EngineSpec& e = *f.catalog.FindEngine("vllm");
+  const Profile p = FittedProfile(true);
+  std::unique_ptr<ProfilePerfModel> pm;
+  const Status s = ProfilePerfModel::Create(p, "cal.json", m, g, ShardPlan{}, e, {}, &pm);
+  ASSERT_TRUE(s.ok()) << s.message();
+  for (const auto& [kind, src] : pm->Sources()) {
+    const bool fitted = kind == "gemm" || kind == "elementwise" || kind == "attention_prefill" ||
+                        kind == "attention_decode";
+    EXPECT_EQ(src, fitted ? "fitted:cal.json" : "roofline") << kind;
+  }
+  BatchShape b;
+  b.prefill_seqs = 1;
+  b.prefill_tokens = 100;
+  b.prefill_attn_pairs = 100 * 101 / 2;
+  b.prefill_kv_tokens = 100;
+  b.decode_seqs = 10;
+  b.decode_tokens = 10;
+  b.decode_kv_tokens = 5000;
+  b.sampled_seqs = 11;
+  const RooflinePerfModel::Breakdown r = RooflinePerfModel(m, g, ShardPlan{}, e).Explain(b);
+  const double T = 110;
+  // Llama-3.1-8B at tp 1: qkv 4096x6144, o 4096x4096, gate_up 4096x28672,
+  // down 14336x4096; 32 heads, 8 KV heads of 128.
+  const double nk = 4096.0 * 6144 + 4096.0 * 4096 + 4096.0 * 28672 + 14336.0 * 4096;
+  const FittedCurve& gf = p.fits.at("gemm.bf16");
+  const double gemm = 4 * gf.fixed_ns + nk * gf.PerUnit(T);
+  auto at = [&](const char* op, double size, double scale) { return p.fits.at(op).Predict(size, scale); };
+  const double layer_elem = 2 * at("rms_norm.bf16", T, 4096) + 2 * at("residual_add.bf16", T, 4096) +
+                            at("rope.bf16", T, 40 * 128) + at("silu_mul.bf16", T, 14336);
+  const double expected = m.layers * (gemm + layer_elem) + at("embedding.bf16", T, 4096) +
+                          m.layers * at("attention_prefill.bf16", 5050, 32 * 128) +
+                          m.layers * at("attention_decode.bf16", 5000, 8 * 128) + r.lm_head_ns + r.cpu_overhead_ns;
+  EXPECT_EQ(pm->IterationNs(b), std::llround(expected));
+}
+
+TEST(ProfilePerfModel, RejectedAttentionIsRooflineAtThePublishedEfficiency) {
+  Fixture f;
+  const ModelSpec& m = *f.catalog.FindModel("Llama-3.1-8B");
+  const GpuSpec& g = *f.catalog.FindGpu("H100-SXM");
+  const EngineSpec& e = *f.catalog.FindEngine("vllm");
+  Profile p = FittedProfile(false);
+  p.fits.clear();  // attention only: everything else roofline
+  std::unique_ptr<ProfilePerfModel> pm;
+  ASSERT_TRUE(ProfilePerfModel::Create(p, "cal.json", m, g, ShardPlan{}, e, {}, &pm).ok());
+  for (const auto& [kind, src] : pm->Sources()) EXPECT_EQ(src, "roofline") << kind;
+  RooflineOptions published;
+  published.attention_compute_efficiency = 0.3;
+  published.attention_memory_efficiency = 0.5;
+  const RooflinePerfModel expected(m, g, ShardPlan{}, e, published);
+  const RooflinePerfModel plain(m, g, ShardPlan{}, e);
+  BatchShape b;
+  b.prefill_seqs = 1;
+  b.prefill_tokens = 4000;
+  b.prefill_attn_pairs = 4000 * 4001 / 2;
+  b.prefill_kv_tokens = 4000;
+  b.sampled_seqs = 1;
+  EXPECT_EQ(pm->IterationNs(b), expected.IterationNs(b));
+  EXPECT_GT(pm->IterationNs(b), plain.IterationNs(b));
+}
+
+TEST(ProfilePerfModel, MeasuredPeerLinksTimeTheAllReduceWithTheRingFormula) {
+  Fixture f;
+  const ModelSpec& m = *f.catalog.FindModel("Llama-3.1-8B");
+  const GpuSpec& g = *f.catalog.FindGpu("H100-SXM");
+  const EngineSpec& e = *f.catalog.FindEngine("vllm");
+  Profile p;
+  p.device = "H100-SXM";
+  auto link = [](const char* src, const char* dst, double alpha, double gbps) {
+    ProfileLink l;
+    l.src = src;
+    l.dst = dst;
+    l.kind = "peer";
+    l.alpha_ns = alpha;
+    l.gbps = gbps;
+    return l;
+  };
+  p.links = {link("device0", "device1", 9000, 380), link("device1", "device0", 11000, 360)};
+  ShardPlan tp2;
+  tp2.tp = 2;
+  std::unique_ptr<ProfilePerfModel> pm;
+  ASSERT_TRUE(ProfilePerfModel::Create(p, "links.json", m, g, tp2, e, {}, &pm).ok());
+  const auto sources = pm->Sources();
+  std::map<std::string, std::string> src(sources.begin(), sources.end());
+  EXPECT_EQ(src["all_reduce"], "fitted:links.json");
+  BatchShape b;
+  b.decode_seqs = 4;
+  b.decode_tokens = 4;
+  b.decode_kv_tokens = 400;
+  const RooflinePerfModel roof(m, g, tp2, e);
+  const RooflinePerfModel::Breakdown r = roof.Explain(b);
+  // The slowest link (360 GB/s) and the largest latency (11 us):
+  // 2 per layer x (2(p-1) alpha + 2(p-1)/p S/B), S = 4 tokens x 4096 x 2 B.
+  const double one = 2 * 11000.0 + 1.0 * (4 * 4096 * 2) / 360;
+  EXPECT_EQ(pm->IterationNs(b), std::llround(r.total_ns() - r.all_reduce_ns + m.layers * 2 * one));
+  // Four GPUs were not measured: tp 4 stays roofline.
+  ShardPlan tp4;
+  tp4.tp = 4;
+  ASSERT_TRUE(ProfilePerfModel::Create(p, "links.json", m, g, tp4, e, {}, &pm).ok());
+  const auto sources4 = pm->Sources();
+  std::map<std::string, std::string> src4(sources4.begin(), sources4.end());
+  EXPECT_EQ(src4["all_reduce"], "roofline");
 }
 
 }  // namespace
