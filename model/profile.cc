@@ -54,7 +54,7 @@ bool ProfileLink::operator==(const ProfileLink& o) const {
 
 bool CollectiveCheck::operator==(const CollectiveCheck& o) const {
   return collective == o.collective && ranks == o.ranks && bytes == o.bytes && measured_ns == o.measured_ns &&
-         predicted_ns == o.predicted_ns;
+         predicted_ns == o.predicted_ns && predicted_with_reduce_ns == o.predicted_with_reduce_ns;
 }
 
 bool Profile::operator==(const Profile& o) const {
@@ -336,12 +336,14 @@ Status ParseLink(const json& j, const std::string& path, ProfileLink* l) {
 }
 
 Status ParseCheck(const json& j, const std::string& path, CollectiveCheck* c) {
-  FLEETSIM_RETURN_IF_ERROR(CheckKeys(j, path, {"collective", "ranks", "bytes", "measured_ns", "predicted_ns"}));
+  FLEETSIM_RETURN_IF_ERROR(CheckKeys(
+      j, path, {"collective", "ranks", "bytes", "measured_ns", "predicted_ns", "predicted_with_reduce_ns"}));
   FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "collective", true, &c->collective));
   FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "ranks", true, &c->ranks));
   FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "bytes", true, &c->bytes, 0));
   FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "measured_ns", true, &c->measured_ns, 0));
   FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "predicted_ns", true, &c->predicted_ns, 0));
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "predicted_with_reduce_ns", false, &c->predicted_with_reduce_ns, 0));
   return Status::Ok();
 }
 
@@ -592,7 +594,8 @@ void AddCalibrated(const Profile& p, json* top) {
                         {"ranks", c.ranks},
                         {"bytes", c.bytes},
                         {"measured_ns", c.measured_ns},
-                        {"predicted_ns", c.predicted_ns}});
+                        {"predicted_ns", c.predicted_ns},
+                        {"predicted_with_reduce_ns", c.predicted_with_reduce_ns}});
     }
   }
 }

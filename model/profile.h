@@ -149,6 +149,10 @@ struct CollectiveCheck {
   double bytes = 0;         // per rank
   double measured_ns = 0;   // median
   double predicted_ns = 0;  // alpha-beta from the measured links
+  // The same plus the reduction's arithmetic: the p-1 adds of one chunk
+  // each rank runs, timed on the device (0 when not measured). Links alone
+  // miss it; on a CPU it dominates.
+  double predicted_with_reduce_ns = 0;
   bool operator==(const CollectiveCheck& o) const;
 };
 

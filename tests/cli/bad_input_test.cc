@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <ostream>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/backend.h"
 #include "model/catalog.h"
 #include "sim/runner/run.h"
 #include "tests/cli/cli_test_util.h"
@@ -395,6 +397,29 @@ std::vector<BadCase> BadCases() {
                       {"{dir}/lengths.csv:3: ", "num_decode_tokens", "\"x\""}));
   v.push_back(Case("PerfProfileMissing", With(g, [](json& j) { j["perf"]["profile"] = "no-such-profile.json"; }),
                    {"perf.profile: ", "cannot open profile", "{dir}/no-such-profile.json"}));
+  {
+    BadCase c = Case("PerfProfileBadFit", With(g, [](json& j) { j["perf"]["profile"] = "p.json"; }),
+                     {"perf.profile: ", "p.json: fits.gemm.bf16.knots[1]: knots must be in [1, 1e15] and increase"});
+    c.files = {{"p.json", R"({"format": "fleetsim-profile-1", "device": "H100-SXM", "fits": {"gemm.bf16":
+        {"size": "m", "scale": "n*k", "fixed_ns": 1, "knots": [4, 2], "values": [1, 1]}}})"}};
+    v.push_back(c);
+  }
+  {
+    // A calibrated CPU without its host link measured cannot be simulated.
+    BadCase c = Case("ProfileDeviceWithoutHostLink",
+                     With(g,
+                          [](json& j) {
+                            j["perf"]["profile"] = "cpu.json";
+                            j["fleet"]["pools"][0]["gpu"] = "cpu-host";
+                          }),
+                     {"perf.profile: ", "cpu.json", "device_info has no measured host link"});
+    c.files = {{"cpu.json", R"({"format": "fleetsim-profile-1", "device": "cpu-host", "device_info":
+        {"backend": "cpu", "name": "x", "memory_bytes": 8589934592, "gemm_tflops": {"bf16": 0.05}, "copy_gbps": 10}})"}};
+    v.push_back(c);
+  }
+  v.push_back(Case("UnknownGpuNotDescribedByAProfile",
+                   With(g, [](json& j) { j["fleet"]["pools"][0]["gpu"] = "cpu-host"; }),
+                   {"fleet.pools[0].gpu: unknown GPU \"cpu-host\"", "known:"}));
   return v;
 }
 
@@ -498,6 +523,54 @@ TEST(CliUsage, NonNumericSeedIsUsageError) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--seed"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));
+}
+
+// ---- fleetsim calibrate ----
+
+TEST(CliCalibrate, BadArgumentsExitTwoWithOneLine) {
+  ScratchDir dir;
+  const std::string out = ShellQuote(dir.File("p.json"));
+  const std::pair<std::string, std::string> cases[] = {
+      {"calibrate --backend cpu --model Llama-9B --out " + out, "unknown model \"Llama-9B\" (valid: "},
+      {"calibrate --backend cpu --model tiny --tp 3 --out " + out, "--tp 3: "},
+      {"calibrate --backend cpu --model tiny --tp 1,1 --out " + out, "--tp: 1 is listed twice"},
+      {"calibrate --backend cpu --model tiny --reps 0 --out " + out, "--reps must be at least 1"},
+      {"calibrate --backend cpu --model tiny --grid medium --out " + out, "unknown grid \"medium\""},
+      {"calibrate --backend cpu --model tiny", "--model and --out are required"},
+      {"calibrate gemm --backend cpu --shapes 4x4", "\"4x4\" is not MxNxK"},
+      {"calibrate gemm --backend cpu --shapes 4x4x4 --dtype fp8", "--dtype: unknown \"fp8\""},
+  };
+  for (const auto& [args, expect] : cases) {
+    SCOPED_TRACE(args);
+    const CommandResult r = RunFleetsim(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;
+    EXPECT_NE(r.output.find(expect), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.json"));
+}
+
+TEST(CliCalibrate, CudaWithoutAGpuSaysSo) {
+  std::string why;
+  if (kernels::CudaDeviceAvailable(&why)) GTEST_SKIP() << "a GPU is present";
+  ScratchDir dir;
+  const CommandResult r = RunFleetsim("calibrate --backend cuda --model tiny --out " + ShellQuote(dir.File("p.json")));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("backend \"cuda\" is not available"), std::string::npos) << r.output;
+}
+
+TEST(CliCalibrate, GemmTimesShapesAndWritesJson) {
+  ScratchDir dir;
+  const CommandResult r = RunFleetsim("calibrate gemm --backend cpu --shapes 8x16x32,4x4x4 --dtype fp32 --reps 2 --json " +
+                                      ShellQuote(dir.File("g.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("shape=8x16x32 "), std::string::npos) << r.output;
+  std::ifstream in(dir.File("g.json"));
+  const json j = json::parse(in);
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["results"][0]["m"], 8);
+  EXPECT_EQ(j["results"][0]["k"], 32);
+  EXPECT_GT(j["results"][0]["median_ns"].get<double>(), 0);
 }
 
 // ---- good input still works ----
