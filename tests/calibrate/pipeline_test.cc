@@ -80,7 +80,8 @@ TEST(CalibratePipeline, TinyModelOnCpuCalibratesAndSimulates) {
   ASSERT_TRUE(WriteProfileJson(p, &text).ok());
   std::ofstream(dir / "tiny-cpu.json") << text;
   Profile back;
-  ASSERT_TRUE(LoadProfileFile((dir / "tiny-cpu.json").string(), &back).ok());
+  const Status loaded = LoadProfileFile((dir / "tiny-cpu.json").string(), &back);
+  ASSERT_TRUE(loaded.ok()) << loaded.message();
   EXPECT_EQ(back, p);
   std::ofstream(dir / "scenario.json") << R"({
     "name": "tiny-cpu", "seed": 7, "model": "tiny",
