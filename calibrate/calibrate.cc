@@ -87,6 +87,9 @@ class Calibration {
   // noted, unless every shape so far failed, which is returned.
   Status Measure(const std::string& what, const std::function<Status(Timing*)>& op, Timing* t, bool* ok);
 
+  // The distinct shape families of the grid, measured by the steps below
+  // and counted for the progress total.
+  void CollectFamilies();
   Status MeasureCopy();
   Status MeasureGemms();
   Status MeasureElementwise();
@@ -104,6 +107,8 @@ class Calibration {
   std::unique_ptr<kernels::Backend> backend_;
   std::unique_ptr<OpBench> bench_;
   Grid grid_;
+  std::map<std::pair<int64_t, int64_t>, std::string> weights_;  // GEMM (n, k) -> the layers using it
+  std::set<int64_t> silu_widths_, rope_heads_;
   Profile profile_;
   std::vector<Series> series_;  // in measurement order
   std::map<std::string, std::vector<HeldOut>> held_out_;
@@ -152,21 +157,24 @@ Status Calibration::MeasureCopy() {
   return Status::Ok();
 }
 
-Status Calibration::MeasureGemms() {
-  // Every distinct weight (n, k), labelled with the layers that use it.
-  std::map<std::pair<int64_t, int64_t>, std::string> weights;
+void Calibration::CollectFamilies() {
   auto label = [&](int64_t n, int64_t k, const std::string& what) {
-    std::string& l = weights[{n, k}];
+    std::string& l = weights_[{n, k}];
     if (l.find(what) == std::string::npos) l += (l.empty() ? "" : ",") + what;
   };
   for (const ShardShapes& s : grid_.shards) {
     for (const LayerGemm& g : s.gemms) label(g.n, g.k, g.name + "@tp" + std::to_string(s.tp));
     label(s.lm_head.n, s.lm_head.k, "lm_head@tp" + std::to_string(s.tp));
+    silu_widths_.insert(s.intermediate);
+    rope_heads_.insert(s.heads + s.kv_heads);
   }
   for (const auto& [n, k] : grid_.extra_gemms) label(n, k, "generic");
+}
+
+Status Calibration::MeasureGemms() {
   Series gemm("gemm", {"m", "n", "k"}, "m", "n*k");
   double best_tflops = 0;
-  for (const auto& [nk, what] : weights) {
+  for (const auto& [nk, what] : weights_) {
     const auto [n, k] = nk;
     const std::string family = std::to_string(n) + "x" + std::to_string(k);
     for (int64_t m : grid_.tokens) {
@@ -191,11 +199,6 @@ Status Calibration::MeasureElementwise() {
   Series silu("silu_mul", {"tokens", "width"}, "tokens", "width");
   Series rope("rope", {"tokens", "heads", "head_dim"}, "tokens", "heads*head_dim");
   Series emb("embedding", {"tokens", "vocab", "hidden"}, "tokens", "hidden");
-  std::set<int64_t> silu_widths, rope_heads;
-  for (const ShardShapes& s : grid_.shards) {
-    silu_widths.insert(s.intermediate);
-    rope_heads.insert(s.heads + s.kv_heads);
-  }
   const kernels::DType dt = grid_.dtype;
   const int64_t hidden = model_.hidden, hd = model_.head_dim;
   for (int64_t t : grid_.tokens) {
@@ -208,12 +211,12 @@ Status Calibration::MeasureElementwise() {
     FLEETSIM_RETURN_IF_ERROR(Measure("residual_add " + tok + "x" + std::to_string(hidden),
                                      [&](Timing* x) { return bench_->ResidualAdd({t, hidden, dt}, x); }, &tm, &ok));
     if (ok) res.Add({double(t), double(hidden)}, tm, t, hidden, std::to_string(hidden), t);
-    for (int64_t w : silu_widths) {
+    for (int64_t w : silu_widths_) {
       FLEETSIM_RETURN_IF_ERROR(Measure("silu_mul " + tok + "x" + std::to_string(w),
                                        [&](Timing* x) { return bench_->SiluMul({t, w, dt}, x); }, &tm, &ok));
       if (ok) silu.Add({double(t), double(w)}, tm, t, w, std::to_string(w), t);
     }
-    for (int64_t h : rope_heads) {
+    for (int64_t h : rope_heads_) {
       FLEETSIM_RETURN_IF_ERROR(Measure("rope " + tok + "x" + std::to_string(h) + "x" + std::to_string(hd),
                                        [&](Timing* x) { return bench_->Rope({t, h, hd, dt}, x); }, &tm, &ok));
       if (ok) rope.Add({double(t), double(h), double(hd)}, tm, t, double(h * hd), std::to_string(h), t);
@@ -275,7 +278,7 @@ void Calibration::BuildCurves() {
   const Series* silu = FindSeries(series_, "silu_mul");
   const Series* rope = FindSeries(series_, "rope");
   const Series* emb = FindSeries(series_, "embedding");
-  const double experts = model_.experts, top_k = model_.experts_top_k;
+  const double top_k = model_.experts_top_k;
   for (const ShardShapes& s : grid_.shards) {
     ProfileCurve g, e, m;
     bool gemm_ok = true, elem_ok = true;
@@ -300,21 +303,17 @@ void Calibration::BuildCurves() {
             ns += c->At(tok);
             continue;
           }
-          // E(1 - (1 - k/E)^T) experts are touched, each on its share of
-          // the T·k routed rows (the roofline's formula, model/roofline.cc).
-          const double touched = experts * (1.0 - std::pow(1.0 - top_k / experts, tok));
-          ns += touched * c->At(std::max(1.0, tok * top_k / touched));
+          const ModelSpec::ExpertLoad load = model_.ExpectedExpertLoad(tok);
+          ns += load.touched * c->At(load.rows_each);
         }
         g.x.push_back(tok);
         g.ns.push_back(ns);
       }
       if (elem_ok) {
-        // Per layer: two RMSNorms and two residual adds (unfused here),
-        // rotary on Q and K, SiLU·up.
         e.x.push_back(tok);
         // MoE: SiLU·up runs on the k routed copies of each token.
         const double silu = model_.is_moe() ? cs->At(tok * top_k) : cs->At(tok);
-        e.ns.push_back(2 * cr->At(tok) + 2 * ca->At(tok) + cp->At(tok) + silu);
+        e.ns.push_back(ElementwiseLayerNs(cr->At(tok), ca->At(tok), cp->At(tok), silu));
         m.x.push_back(tok);
         m.ns.push_back(ce->At(tok));
       }
@@ -427,7 +426,6 @@ Status Calibration::MeasureLinksAndRing() {
   lo.timing = options_.timing;
   double ring_bytes = 64.0 * 1024 * 1024;
   if (options_.backend == "cpu") {
-    if (options_.cpu_ranks < 2) return Status::Invalid("--cpu-ranks must be at least 2");
     for (int i = 0; i < options_.cpu_ranks; ++i) {
       std::unique_ptr<kernels::Backend> b;
       FLEETSIM_RETURN_IF_ERROR(kernels::MakeBackend("cpu", &b));
@@ -588,18 +586,10 @@ Status Calibration::Run(CalibrationResult* out) {
   FLEETSIM_RETURN_IF_ERROR(MakeGrid(model_, options_.tp, options_.grid, DefaultLimits(options_.backend), &grid_));
   bench_ = std::make_unique<OpBench>(backend_.get(), options_.timing);
 
-  // The progress total: every timed shape, plus links.
-  std::set<std::pair<int64_t, int64_t>> weights;
-  std::set<int64_t> silu_widths, rope_heads;
-  for (const ShardShapes& s : grid_.shards) {
-    for (const LayerGemm& g : s.gemms) weights.insert({g.n, g.k});
-    weights.insert({s.lm_head.n, s.lm_head.k});
-    silu_widths.insert(s.intermediate);
-    rope_heads.insert(s.heads + s.kv_heads);
-  }
-  for (const auto& nk : grid_.extra_gemms) weights.insert(nk);
+  CollectFamilies();
+  // The progress total: every timed shape (links report without counting).
   const int tokens = static_cast<int>(grid_.tokens.size());
-  total_ = 1 + tokens * static_cast<int>(weights.size() + 3 + silu_widths.size() + rope_heads.size()) +
+  total_ = 1 + tokens * static_cast<int>(weights_.size() + 3 + silu_widths_.size() + rope_heads_.size()) +
            static_cast<int>(grid_.prefill.size() + grid_.decode.size());
 
   FLEETSIM_RETURN_IF_ERROR(MeasureCopy());

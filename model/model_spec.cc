@@ -1,6 +1,9 @@
 #include "model/model_spec.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "base/status.h"
 
 namespace fleetsim {
 
@@ -41,6 +44,15 @@ int64_t ModelSpec::KvBytesPerToken() const {
   if (kv_bytes_per_token_override) return *kv_bytes_per_token_override;
   const double elements = 2.0 * layers * kv_heads * head_dim;  // K and V
   return std::llround(elements * DTypeBytes(kv_dtype));
+}
+
+ModelSpec::ExpertLoad ModelSpec::ExpectedExpertLoad(double tokens) const {
+  FLEETSIM_CHECK(is_moe());
+  const double e = experts, k = experts_top_k;
+  ExpertLoad load;
+  load.touched = e * (1.0 - std::pow(1.0 - k / e, tokens));
+  load.rows_each = std::max(1.0, tokens * k / load.touched);
+  return load;
 }
 
 }  // namespace fleetsim

@@ -36,6 +36,18 @@ struct ModelSpec {
   // K and V of one token across all layers, in bytes.
   int64_t KvBytesPerToken() const;
   int64_t ParamCount() const;
+
+  // MoE: the experts a layer reads for `tokens` tokens each routed to
+  // experts_top_k of `experts` uniformly, in expectation
+  // E(1 - (1 - k/E)^T), and the rows each of them multiplies (their share
+  // of the T·k routed rows, at least 1). The profile and fitted sources
+  // and the calibrator's per-layer sums share it; the roofline evaluates the
+  // same formula from a precomputed log. REQUIRES: is_moe().
+  struct ExpertLoad {
+    double touched = 0;
+    double rows_each = 0;
+  };
+  ExpertLoad ExpectedExpertLoad(double tokens) const;
 };
 
 }  // namespace fleetsim

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 namespace fleetsim {
@@ -126,14 +127,6 @@ Status ParseCurveMap(const json& j, const std::string& path, std::map<int, Profi
     if (!good || n < 1) return Bad(p, "key must be a positive integer");
     FLEETSIM_RETURN_IF_ERROR(ParseCurve(it.value(), p, &(*out)[n]));
   }
-  return Status::Ok();
-}
-
-Status ParseString(const json& top, const char* key, bool required, std::string* out) {
-  if (!top.contains(key)) return required ? Bad(key, "required") : Status::Ok();
-  const json& v = top.at(key);
-  if (!v.is_string()) return Bad(key, "expected a string");
-  *out = v.get<std::string>();
   return Status::Ok();
 }
 
@@ -401,11 +394,11 @@ Status Parse(const json& top, Profile* p) {
                                       "device_info", "calibration", "measurements", "fits", "attention", "links",
                                       "collective_checks"}));
   std::string format;
-  FLEETSIM_RETURN_IF_ERROR(ParseString(top, "format", true, &format));
+  FLEETSIM_RETURN_IF_ERROR(GetString(top, "", "format", true, &format));
   if (format != kFormat) return Bad("format", "expected \"" + std::string(kFormat) + "\", got \"" + format + "\"");
-  FLEETSIM_RETURN_IF_ERROR(ParseString(top, "device", true, &p->device));
-  FLEETSIM_RETURN_IF_ERROR(ParseString(top, "source", false, &p->source));
-  FLEETSIM_RETURN_IF_ERROR(ParseString(top, "date", false, &p->date));
+  FLEETSIM_RETURN_IF_ERROR(GetString(top, "", "device", true, &p->device));
+  FLEETSIM_RETURN_IF_ERROR(GetString(top, "", "source", false, &p->source));
+  FLEETSIM_RETURN_IF_ERROR(GetString(top, "", "date", false, &p->date));
   if (top.contains("model") && !top.at("model").is_null()) {
     if (!top.at("model").is_string() || top.at("model").get_ref<const std::string&>().empty())
       return Bad("model", "expected a model name or null");
@@ -603,6 +596,21 @@ void AddCalibrated(const Profile& p, json* top) {
 
 }  // namespace
 
+bool Profile::SlowestPeerLink(double* alpha_ns, double* gbps, int* devices) const {
+  std::set<std::string> joined;
+  *alpha_ns = 0;
+  *gbps = 0;
+  for (const ProfileLink& l : links) {
+    if (l.kind != "peer" || l.gbps <= 0) continue;
+    joined.insert(l.src);
+    joined.insert(l.dst);
+    *gbps = *gbps == 0 ? l.gbps : std::min(*gbps, l.gbps);
+    *alpha_ns = std::max(*alpha_ns, l.alpha_ns);
+  }
+  *devices = static_cast<int>(joined.size());
+  return *gbps > 0;
+}
+
 Status GpuSpecFromProfile(const Profile& p, GpuSpec* out) {
   if (!p.device_info)
     return Status::Invalid("profile of \"" + p.device + "\" has no device_info to describe the device with");
@@ -634,11 +642,8 @@ Status GpuSpecFromProfile(const Profile& p, GpuSpec* out) {
                            "cross-device traffic need; calibrate without --no-links");
   g.pcie_gbps_per_direction = host;
   double peer_gbps = 0, peer_alpha = 0;
-  for (const ProfileLink& l : p.links) {
-    if (l.kind != "peer" || l.gbps <= 0) continue;
-    peer_gbps = peer_gbps == 0 ? l.gbps : std::min(peer_gbps, l.gbps);
-    peer_alpha = std::max(peer_alpha, l.alpha_ns);
-  }
+  int peer_devices = 0;
+  p.SlowestPeerLink(&peer_alpha, &peer_gbps, &peer_devices);
   g.scale_up.kind = peer_gbps > 0 ? "measured" : "none";
   g.scale_up.topology = peer_gbps > 0 ? "switch" : "none";
   g.scale_up.gbps_per_direction_per_link = peer_gbps;

@@ -180,9 +180,23 @@ struct Profile {
   std::vector<ProfileLink> links;
   std::vector<CollectiveCheck> collective_checks;
 
+  // The pace-setting peer link over all measured device pairs: the lowest
+  // bandwidth and the highest latency (a ring moves at its slowest link's
+  // speed), and how many devices the peer links join. False when the
+  // profile measured no peer link.
+  bool SlowestPeerLink(double* alpha_ns, double* gbps, int* devices) const;
+
   bool has_compute_ops() const { return !gemm.empty() || !elementwise.empty() || !embedding.empty(); }
   bool operator==(const Profile& o) const;
 };
+
+// One layer's elementwise time as fleetsim's calibration composes it from
+// its own unfused kernels: two RMSNorms, two residual adds, RoPE on Q and K
+// and SiLU·up (over the k routed copies of each token for MoE). The
+// calibrator's per-layer curves and the fitted source both sum this way.
+inline double ElementwiseLayerNs(double rms_norm, double residual_add, double rope, double silu_mul) {
+  return 2 * rms_norm + 2 * residual_add + rope + silu_mul;
+}
 
 // A device a calibration measured but the hardware catalogue does not list
 // (a CPU, a new GPU), described from the profile's device_info so that a

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <set>
 
 #include "model/collectives.h"
 #include "model/shard_dims.h"
@@ -52,6 +51,7 @@ Status ProfilePerfModel::Create(const Profile& profile, const std::string& profi
 
   std::unique_ptr<ProfilePerfModel> m(new ProfilePerfModel(model, gpu, shard, engine, ro));
   m->name_ = profile_name;
+  m->model_ = model;
   m->layers_ = model.layers;
   m->tp_ = shard.tp;
   m->all_reduce_bytes_per_token_ = static_cast<double>(model.hidden) * DTypeBytes(model.compute_dtype);
@@ -79,8 +79,6 @@ Status ProfilePerfModel::Create(const Profile& profile, const std::string& profi
       m->dense_gemms_ += 1;
       m->dense_gemm_scale_ += hidden * model.experts;  // router
       m->expert_gemm_scales_ = {hidden * 2 * inter, inter * hidden};
-      m->experts_ = model.experts;
-      m->top_k_ = model.experts_top_k;
     } else {
       m->dense_gemms_ += 2;
       m->dense_gemm_scale_ += hidden * 2 * inter + inter * hidden;
@@ -134,17 +132,9 @@ Status ProfilePerfModel::Create(const Profile& profile, const std::string& profi
     if (find(profile.all_reduce_intra_node, shard.tp, &m->all_reduce_curve_)) {
       m->all_reduce_ = Source::kProfile;
     } else {
-      std::set<std::string> devices;
       double alpha = 0, gbps = 0;
-      for (const ProfileLink& l : profile.links) {
-        if (l.kind != "peer" || l.gbps <= 0) continue;
-        devices.insert(l.src);
-        devices.insert(l.dst);
-        // The slowest link sets a ring's pace.
-        if (gbps == 0 || l.gbps < gbps) gbps = l.gbps;
-        alpha = std::max(alpha, l.alpha_ns);
-      }
-      if (static_cast<int>(devices.size()) >= shard.tp && gbps > 0) {
+      int devices = 0;
+      if (profile.SlowestPeerLink(&alpha, &gbps, &devices) && devices >= shard.tp) {
         m->all_reduce_ = Source::kFitted;
         m->link_alpha_ns_ = alpha;
         m->link_gbps_ = gbps;
@@ -159,20 +149,16 @@ double ProfilePerfModel::GemmLayerNs(double tokens) const {
   if (gemm_ == Source::kProfile) return gemm_curve_.At(tokens);
   double ns = dense_gemms_ * gemm_fit_.fixed_ns + dense_gemm_scale_ * gemm_fit_.PerUnit(tokens);
   if (!expert_gemm_scales_.empty()) {
-    // E(1 - (1 - k/E)^T) experts touched, each on its share of the T·k
-    // routed rows (as the roofline counts them).
-    const double touched = experts_ * (1.0 - std::pow(1.0 - top_k_ / experts_, tokens));
-    const double rows = std::max(1.0, tokens * top_k_ / touched);
-    for (double scale : expert_gemm_scales_) ns += touched * gemm_fit_.Predict(rows, scale);
+    const ModelSpec::ExpertLoad load = model_.ExpectedExpertLoad(tokens);
+    for (double scale : expert_gemm_scales_) ns += load.touched * gemm_fit_.Predict(load.rows_each, scale);
   }
   return ns;
 }
 
 double ProfilePerfModel::ElementwiseNs(double tokens) const {
   if (elementwise_ == Source::kProfile) return layers_ * elementwise_curve_.At(tokens) + embedding_curve_.At(tokens);
-  // Per layer: two RMSNorms, two residual adds, RoPE on Q and K, SiLU·up.
-  const double layer = 2 * rms_fit_.Predict(tokens, hidden_) + 2 * residual_fit_.Predict(tokens, hidden_) +
-                       rope_fit_.Predict(tokens, rope_scale_) + silu_fit_.Predict(tokens, silu_width_);
+  const double layer = ElementwiseLayerNs(rms_fit_.Predict(tokens, hidden_), residual_fit_.Predict(tokens, hidden_),
+                                          rope_fit_.Predict(tokens, rope_scale_), silu_fit_.Predict(tokens, silu_width_));
   return layers_ * layer + embedding_fit_.Predict(tokens, hidden_);
 }
 

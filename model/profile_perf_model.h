@@ -63,6 +63,7 @@ class ProfilePerfModel final : public PerfModel {
 
   RooflinePerfModel roofline_;
   std::string name_;
+  ModelSpec model_;
   double layers_ = 0;
   Source gemm_ = Source::kRoofline, elementwise_ = Source::kRoofline, prefill_ = Source::kRoofline,
          decode_ = Source::kRoofline, all_reduce_ = Source::kRoofline;
@@ -74,7 +75,6 @@ class ProfilePerfModel final : public PerfModel {
   int dense_gemms_ = 0;            // per layer, on all tokens
   double dense_gemm_scale_ = 0;    // sum of their n·k
   std::vector<double> expert_gemm_scales_;  // MoE: n·k of each expert product
-  double experts_ = 0, top_k_ = 0;
   FittedCurve rms_fit_, residual_fit_, silu_fit_, rope_fit_, embedding_fit_;
   double hidden_ = 0, silu_width_ = 0, rope_scale_ = 0;
   FittedCurve prefill_fit_, decode_fit_;

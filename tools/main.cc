@@ -300,20 +300,11 @@ class ProgressBar {
   bool drawn_ = false;
 };
 
-// "1,2,4" (CLI11 already split it) -> positive integers.
-Status ParseTps(const std::vector<int>& in, std::vector<int>* out) {
-  if (in.empty()) return Status::Invalid("--tp: give at least one degree, e.g. --tp 1,2");
-  for (int tp : in) {
-    if (tp < 1) return Status::Invalid("--tp: " + std::to_string(tp) + " is not a positive degree");
-  }
-  *out = in;
-  return Status::Ok();
-}
-
 int CmdCalibrate(calibrate::CalibrateOptions options, const std::vector<int>& tps, const std::string& grid,
                  const std::string& out, std::string report_dir, bool quiet, const Catalog& catalog) {
-  Status s = ParseTps(tps, &options.tp);
-  if (s.ok()) s = calibrate::ParseGridSize(grid, &options.grid);
+  // The degrees are checked with the rest of the options (MakeGrid).
+  options.tp = tps;
+  Status s = calibrate::ParseGridSize(grid, &options.grid);
   if (!s.ok()) return Fail(s);
   if (report_dir.empty()) {
     const std::filesystem::path p(out);
