@@ -1,6 +1,7 @@
 // fleetsim: the command-line front end.
 //
-//   fleetsim run SCENARIO.json [--out DIR] [--seed N] [--trace] [--quiet]
+//   fleetsim run SCENARIO.json [--out DIR] [--seed N] [--set KEY=VALUE]... [--trace] [--trace-requests N]
+//                [--timeseries-interval S] [--quiet]
 //   fleetsim validate SCENARIO.json
 //   fleetsim list
 //   fleetsim calibrate --backend cpu|cuda --model NAME [--tp 1,2,4] --out PROFILE.json [--report DIR]
@@ -13,8 +14,12 @@
 // line; 1 anything else.
 #include <unistd.h>
 
+#include <csignal>
+
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -30,25 +35,47 @@
 #include "sim/metrics/text_out.h"
 #include "sim/runner/run.h"
 #include "sim/scenario/parse.h"
+#include "tools/output_dir.h"
 
 namespace fleetsim {
 namespace {
 
 constexpr int kExitInput = 2;
 
+// Set by SIGINT/SIGTERM: a run stops at its next slice and leaves its output
+// folder as it was. The one process-wide variable: a signal handler can
+// reach nothing else.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void OnStopSignal(int sig) { g_stop_signal = sig; }
+
+void InstallStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+// 128 + signal, as a shell reports a process killed by it.
+int InterruptedExit(const std::string& dir) {
+  std::fprintf(stderr, "fleetsim: interrupted by signal %d; \"%s\" left as it was\n",
+               static_cast<int>(g_stop_signal), dir.c_str());
+  return 128 + static_cast<int>(g_stop_signal);
+}
+
 int Fail(const Status& s) {
   std::fprintf(stderr, "fleetsim: %s\n", s.message().c_str());
   return kExitInput;
 }
 
-Status LoadAndBuild(const std::string& path, const Catalog& catalog, const Policies& policies,
-                    std::unique_ptr<ScenarioRun>* run) {
+Status LoadAndBuild(const std::string& path, const std::vector<std::string>& overrides, const Catalog& catalog,
+                    const Policies& policies, std::unique_ptr<ScenarioRun>* run) {
   ScenarioSpec spec;
-  FLEETSIM_RETURN_IF_ERROR(LoadScenarioFile(path, &spec));
+  FLEETSIM_RETURN_IF_ERROR(LoadScenarioFile(path, &spec, overrides));
   return ScenarioRun::Build(spec, catalog, policies, run);
 }
 
-// Creates `dir` (and its parents) for a run's outputs.
+// Creates `dir` (and its parents).
 Status MakeOutputDir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -64,19 +91,93 @@ Status WriteFile(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-int CmdRun(const std::string& path, std::string out_dir, std::optional<uint64_t> seed, bool trace, bool quiet,
-           const Catalog& catalog, const Policies& policies) {
-  std::unique_ptr<ScenarioRun> run;
-  Status s = LoadAndBuild(path, catalog, policies, &run);
-  if (!s.ok()) return Fail(s);
-  if (out_dir.empty()) out_dir = "out/" + std::filesystem::path(path).stem().string();
-  s = MakeOutputDir(out_dir);
-  if (!s.ok()) return Fail(s);
+// The default output folder: out/ and the scenario file's name without .json.
+std::string DefaultOutDir(const std::string& scenario_path) {
+  return "out/" + std::filesystem::path(scenario_path).stem().string();
+}
 
+// Output options a user sets on the command line.
+struct OutputChoices {
+  bool trace = false;
+  int64_t trace_requests = 100000;  // the sample a trace keeps on larger runs
+  double timeseries_interval_s = 0;  // 0: automatic
+};
+
+// Runs `run` with its outputs in `dir` (a folder being written, not yet in
+// place). Fills `report`.
+Status RunInto(ScenarioRun& run, const std::string& dir, uint64_t seed, const OutputChoices& choices,
+               const std::function<void(const Progress&)>& progress, RunReport* report) {
   MetricsOptions mo;
-  mo.requests_csv = out_dir + "/requests.csv";
-  mo.timeseries_csv = out_dir + "/timeseries.csv";
-  if (trace) mo.trace_json = out_dir + "/trace.json";
+  mo.requests_csv = dir + "/requests.csv";
+  mo.timeseries_csv = dir + "/timeseries.csv";
+  if (choices.trace) {
+    mo.trace_json = dir + "/trace.json";
+    mo.trace_requests = choices.trace_requests;
+  }
+  RunOptions ro;
+  ro.seed = seed;
+  ro.timeseries_interval = choices.timeseries_interval_s > 0 ? SecondsToTime(choices.timeseries_interval_s) : 0;
+  ro.stop = &g_stop_signal;
+  FLEETSIM_RETURN_IF_ERROR(run.Run(mo, ro, progress, report));
+  FLEETSIM_RETURN_IF_ERROR(WriteFile(dir + "/summary.json", SummaryToJson(report->summary)));
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("wall_s").Double(report->wall_s);
+  w.Key("events").Int(static_cast<int64_t>(report->events));
+  w.Key("events_per_s").Double(report->wall_s > 0 ? static_cast<double>(report->events) / report->wall_s : 0);
+  w.Key("requests_per_wall_s")
+      .Double(report->wall_s > 0 ? static_cast<double>(report->summary.arrived) / report->wall_s : 0);
+  w.Key("peak_rss_mb").Double(static_cast<double>(report->peak_rss_kb) / 1024.0);
+  w.Key("latency_percentiles")
+      .String(report->summary.exact_percentiles
+                  ? "exact (interpolated between order statistics)"
+                  : "log histogram, relative error at most 0.4% (more than 1,000,000 measured requests)");
+  w.Key("timeseries").BeginObject();
+  w.Key("rows").Int(report->timeseries_rows);
+  w.Key("intervals").BeginArray();
+  for (const auto& [from, interval] : report->timeseries_intervals)
+    w.BeginObject().Key("from_s").Double(from).Key("interval_s").Double(interval).EndObject();
+  w.EndArray();
+  w.EndObject();
+  if (choices.trace) {
+    w.Key("trace").BeginObject();
+    w.Key("sampled").Bool(report->trace_sampled);
+    if (report->trace_sampled) {
+      w.Key("requests").Int(choices.trace_requests);
+      w.Key("sample").String("requests with id below " + std::to_string(choices.trace_requests) +
+                             ", and iterations starting before the next request arrived");
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  return WriteFile(dir + "/run.json", w.Finish());
+}
+
+// The traffic's own figures, so a user can scale a trace to a target rate
+// without arithmetic.
+void PrintTrafficFigures(const ScenarioSpec& spec) {
+  const TrafficSpec& t = spec.traffic;
+  if (t.kind == TrafficSpec::Kind::kGenerator) {
+    std::printf("  traffic   generator: %.6g %s per second", t.rate_per_s, t.sessions ? "sessions" : "requests");
+    if (t.max_requests < std::numeric_limits<int64_t>::max())
+      std::printf(", %lld requests", static_cast<long long>(t.max_requests));
+    if (std::isfinite(t.max_arrival_s)) std::printf(", arrivals until %.6g s", t.max_arrival_s);
+    std::printf("\n");
+  }
+}
+
+int CmdRun(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
+           std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet, const Catalog& catalog,
+           const Policies& policies) {
+  std::unique_ptr<ScenarioRun> run;
+  Status s = LoadAndBuild(path, overrides, catalog, policies, &run);
+  if (!s.ok()) return Fail(s);
+  if (out_dir.empty()) out_dir = DefaultOutDir(path);
+  std::unique_ptr<OutputDir> out;
+  s = OutputDir::Begin(out_dir, &out);
+  if (!s.ok()) return Fail(s);
+  if (!quiet) PrintTrafficFigures(run->spec());
+
   const bool show_progress = !quiet && isatty(STDERR_FILENO);
   bool printed_progress = false;
   auto progress = [&](const Progress& p) {
@@ -86,29 +187,11 @@ int CmdRun(const std::string& path, std::string out_dir, std::optional<uint64_t>
     printed_progress = true;
   };
   RunReport report;
-  s = run->Run(mo, seed.value_or(run->spec().seed), progress, &report);
+  s = RunInto(*run, out->path(), seed.value_or(run->spec().seed), choices, progress, &report);
   if (printed_progress) std::fprintf(stderr, "\n");
-  if (!s.ok()) {
-    // A run stopped by bad input leaves no partial outputs to be mistaken
-    // for results.
-    std::error_code ec;
-    for (const std::string& f : {mo.requests_csv, mo.timeseries_csv, mo.trace_json})
-      if (!f.empty()) std::filesystem::remove(f, ec);
-    return Fail(s);
-  }
-
-  s = WriteFile(out_dir + "/summary.json", SummaryToJson(report.summary));
-  if (!s.ok()) return Fail(s);
-  JsonWriter w;
-  w.BeginObject();
-  w.Key("wall_s").Double(report.wall_s);
-  w.Key("events").Int(static_cast<int64_t>(report.events));
-  w.Key("events_per_s").Double(report.wall_s > 0 ? static_cast<double>(report.events) / report.wall_s : 0);
-  w.Key("requests_per_wall_s")
-      .Double(report.wall_s > 0 ? static_cast<double>(report.summary.arrived) / report.wall_s : 0);
-  w.Key("peak_rss_mb").Double(static_cast<double>(report.peak_rss_kb) / 1024.0);
-  w.EndObject();
-  s = WriteFile(out_dir + "/run.json", w.Finish());
+  if (g_stop_signal) return InterruptedExit(out_dir);
+  if (!s.ok()) return Fail(s);  // `out` goes away: DIR stays as it was
+  s = out->Commit();
   if (!s.ok()) return Fail(s);
 
   if (!quiet) {
@@ -120,7 +203,11 @@ int CmdRun(const std::string& path, std::string out_dir, std::optional<uint64_t>
                 report.wall_s > 0 ? static_cast<double>(report.events) / report.wall_s : 0.0,
                 static_cast<double>(report.peak_rss_kb) / 1024.0);
     std::printf("outputs     %s/{summary.json,requests.csv,timeseries.csv,run.json%s}\n", out_dir.c_str(),
-                trace ? ",trace.json" : "");
+                choices.trace ? ",trace.json" : "");
+    if (report.trace_sampled)
+      std::printf("trace       a sample: the first %lld requests and the iterations before the next arrived "
+                  "(--trace-requests sets it)\n",
+                  static_cast<long long>(choices.trace_requests));
   } else {
     for (const std::string& m : report.summary.warnings) std::fprintf(stderr, "warning: %s\n", m.c_str());
   }
@@ -129,17 +216,34 @@ int CmdRun(const std::string& path, std::string out_dir, std::optional<uint64_t>
 
 // `run --compare schedulers`: the scenario once per registered scheduler,
 // every pool switched to it, side by side.
-int CmdCompareSchedulers(const std::string& path, std::string out_dir, std::optional<uint64_t> seed, bool quiet,
+int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
+                         std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet,
                          const Catalog& catalog, const Policies& policies) {
   ScenarioSpec base;
-  Status s = LoadScenarioFile(path, &base);
+  Status s = LoadScenarioFile(path, &base, overrides);
   if (!s.ok()) return Fail(s);
   {
     std::unique_ptr<ScenarioRun> check;  // the scenario as written must be valid
     s = ScenarioRun::Build(base, catalog, policies, &check);
     if (!s.ok()) return Fail(s);
   }
-  if (out_dir.empty()) out_dir = "out/" + std::filesystem::path(path).stem().string();
+  if (out_dir.empty()) out_dir = DefaultOutDir(path);
+  std::unique_ptr<OutputDir> out;
+  s = OutputDir::Begin(out_dir, &out);
+  if (!s.ok()) return Fail(s);
+  // Undefined figures (nothing measured) print as "-" and stay empty in the CSV.
+  auto cell = [](const std::optional<double>& v, const char* fmt) {
+    if (!v) return std::string("-");
+    char b[64];
+    std::snprintf(b, sizeof b, fmt, *v);
+    return std::string(b);
+  };
+  auto csv_cell = [](const std::optional<double>& v) {
+    if (!v) return std::string();
+    char b[64];
+    std::snprintf(b, sizeof b, "%.6f", *v);
+    return std::string(b);
+  };
   std::string table =
       "scheduler      TTFT p50   TTFT p99   TPOT p50   TPOT p99    ITL p99     req/s  out tok/s  preempt  note\n";
   std::string csv =
@@ -175,52 +279,54 @@ int CmdCompareSchedulers(const std::string& path, std::string out_dir, std::opti
       csv += name + ",,,,,,,,,,,\"" + s.message() + "\"\n";
       continue;
     }
-    const std::string dir = out_dir + "/" + name;
+    const std::string dir = out->path() + "/" + name;
     s = MakeOutputDir(dir);
     if (!s.ok()) return Fail(s);
-    MetricsOptions mo;
-    mo.requests_csv = dir + "/requests.csv";
-    mo.timeseries_csv = dir + "/timeseries.csv";
     RunReport report;
-    s = run->Run(mo, seed.value_or(spec.seed), nullptr, &report);
-    if (!s.ok()) return Fail(s);
-    s = WriteFile(dir + "/summary.json", SummaryToJson(report.summary));
+    s = RunInto(*run, dir, seed.value_or(spec.seed), choices, nullptr, &report);
+    if (g_stop_signal) return InterruptedExit(out_dir);
     if (!s.ok()) return Fail(s);
     const Summary& r = report.summary;
     if (r.overloaded) note += std::string(note.empty() ? "" : "; ") + "overloaded";
-    std::snprintf(line, sizeof line, "%-12s %9.1f  %9.1f  %9.2f  %9.2f  %9.2f  %8.3f  %9.1f  %7lld  %s\n",
-                  name.c_str(), r.ttft.p50, r.ttft.p99, r.tpot.p50, r.tpot.p99, r.itl.p99, r.requests_per_s,
-                  r.output_tokens_per_s, static_cast<long long>(r.preemptions), note.c_str());
+    table += name + std::string(name.size() < 12 ? 12 - name.size() : 0, ' ');
+    std::snprintf(line, sizeof line, " %9s  %9s  %9s  %9s  %9s  %8s  %9s  %7lld  %s\n",
+                  cell(r.ttft.p50, "%.1f").c_str(), cell(r.ttft.p99, "%.1f").c_str(), cell(r.tpot.p50, "%.2f").c_str(),
+                  cell(r.tpot.p99, "%.2f").c_str(), cell(r.itl.p99, "%.2f").c_str(),
+                  cell(r.requests_per_s, "%.3f").c_str(), cell(r.output_tokens_per_s, "%.1f").c_str(),
+                  static_cast<long long>(r.preemptions), note.c_str());
     table += line;
-    std::snprintf(line, sizeof line, "%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%lld,%lld,%lld,%s\n", name.c_str(),
-                  r.ttft.p50, r.ttft.p99, r.tpot.p50, r.tpot.p99, r.itl.p99, r.requests_per_s, r.output_tokens_per_s,
-                  static_cast<long long>(r.preemptions), static_cast<long long>(r.completed),
-                  static_cast<long long>(r.unfinished), note.c_str());
-    csv += line;
+    csv += name + "," + csv_cell(r.ttft.p50) + "," + csv_cell(r.ttft.p99) + "," + csv_cell(r.tpot.p50) + "," +
+           csv_cell(r.tpot.p99) + "," + csv_cell(r.itl.p99) + "," + csv_cell(r.requests_per_s) + "," +
+           csv_cell(r.output_tokens_per_s) + "," + std::to_string(r.preemptions) + "," +
+           std::to_string(r.completed) + "," + std::to_string(r.unfinished) + "," + note + "\n";
   }
-  s = WriteFile(out_dir + "/compare.csv", csv);
+  s = WriteFile(out->path() + "/compare.csv", csv);
+  if (!s.ok()) return Fail(s);
+  s = out->Commit();
   if (!s.ok()) return Fail(s);
   if (!quiet) {
     std::printf("fleetsim run %s --compare schedulers  (latencies in ms)\n", path.c_str());
     std::fputs(table.c_str(), stdout);
-    std::printf("outputs     %s/compare.csv and %s/<scheduler>/\n", out_dir.c_str(), out_dir.c_str());
+    std::printf("outputs     %s/compare.csv and %s/<scheduler>/%s\n", out_dir.c_str(), out_dir.c_str(),
+                choices.trace ? " (each with trace.json)" : "");
   }
   return 0;
 }
 
-int CmdValidate(const std::string& path, const Catalog& catalog, const Policies& policies) {
+int CmdValidate(const std::string& path, const std::vector<std::string>& overrides, const Catalog& catalog,
+                const Policies& policies) {
   std::unique_ptr<ScenarioRun> run;
-  Status s = LoadAndBuild(path, catalog, policies, &run);
+  Status s = LoadAndBuild(path, overrides, catalog, policies, &run);
   if (!s.ok()) return Fail(s);
   std::printf("%s: ok\n", path.c_str());
   for (const PoolPlan& p : run->pools()) {
-    std::printf("  pool %-12s %d x %s on %d x %s: KV cache %lld blocks of %d tokens, budget %lld tokens, "
-                "max %lld seqs%s\n",
+    std::printf("  pool %-12s %d x %s on %d x %s: KV cache %lld blocks of %d tokens, budget %lld tokens per "
+                "iteration (%s), max %lld seqs%s\n",
                 p.spec->name.c_str(), p.spec->replicas, p.model->name.c_str(), p.shard.gpus(), p.gpu->name.c_str(),
-                static_cast<long long>(p.memory.kv_blocks), p.spec->block_size,
-                static_cast<long long>(p.limits.max_num_batched_tokens),
-                static_cast<long long>(p.limits.max_num_seqs), p.usd_per_gpu_hour ? "" : ", no price");
+                static_cast<long long>(p.memory.kv_blocks), p.spec->block_size, static_cast<long long>(p.step.tokens),
+                p.step.tokens_from, static_cast<long long>(p.step.seqs), p.usd_per_gpu_hour ? "" : ", no price");
   }
+  PrintTrafficFigures(run->spec());
   return 0;
 }
 
@@ -420,20 +526,39 @@ int main(int argc, char** argv) {
 
   std::string scenario, out_dir;
   std::optional<uint64_t> seed;
-  bool trace = false, quiet = false;
+  std::vector<std::string> overrides;
+  OutputChoices choices;
+  bool quiet = false;
   CLI::App* run = app.add_subcommand("run", "simulate a scenario and write its outputs");
   run->add_option("scenario", scenario, "scenario JSON file")->required();
-  run->add_option("--out", out_dir, "output folder (default: out/<scenario name>)");
+  run->add_option("--out", out_dir,
+                  "output folder, replaced atomically when the run succeeds (default: out/<scenario file name "
+                  "without .json>)");
   run->add_option("--seed", seed, "random seed (default: the scenario's)");
-  run->add_flag("--trace", trace, "also write trace.json (Chrome trace format, ui.perfetto.dev)");
+  run->add_option("--set", overrides,
+                  "KEY=VALUE: override a scenario key before it is checked, e.g. fleet.pools[0].replicas=4 "
+                  "(repeatable; VALUE is JSON, or a string)")
+      ->take_all()
+      ->allow_extra_args(false);
+  run->add_flag("--trace", choices.trace, "also write trace.json (Chrome trace format, ui.perfetto.dev)");
+  run->add_option("--trace-requests", choices.trace_requests,
+                  "with --trace: keep the first N requests and the iterations before request N arrives")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000000}))
+      ->capture_default_str();
+  run->add_option("--timeseries-interval", choices.timeseries_interval_s,
+                  "timeseries.csv sampling interval in seconds (default 1 s, coarser when the run is long; "
+                  "doubled as needed to stay within 1,000,000 rows)")
+      ->check(CLI::Range(1e-6, 1e9));
   run->add_flag("--quiet", quiet, "print nothing but errors and warnings");
   std::string compare;
   run->add_option("--compare", compare, "run once per registered policy of a kind, side by side")
       ->check(CLI::IsMember({"schedulers"}));
 
   std::string vscenario;
+  std::vector<std::string> voverrides;
   CLI::App* validate = app.add_subcommand("validate", "check a scenario without running it");
   validate->add_option("scenario", vscenario, "scenario JSON file")->required();
+  validate->add_option("--set", voverrides, "KEY=VALUE: override a scenario key, as with run (repeatable)");
 
   CLI::App* list = app.add_subcommand("list", "models, GPUs, engines and registered policies");
 
@@ -508,9 +633,11 @@ int main(int argc, char** argv) {
   Policies policies;
   RegisterBuiltins(&policies);
 
-  if (*run && compare == "schedulers") return CmdCompareSchedulers(scenario, out_dir, seed, quiet, catalog, policies);
-  if (*run) return CmdRun(scenario, out_dir, seed, trace, quiet, catalog, policies);
-  if (*validate) return CmdValidate(vscenario, catalog, policies);
+  if (*run) InstallStopHandlers();
+  if (*run && compare == "schedulers")
+    return CmdCompareSchedulers(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
+  if (*run) return CmdRun(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
+  if (*validate) return CmdValidate(vscenario, voverrides, catalog, policies);
   if (*list) return CmdList(catalog, policies);
   if (*import_vidur) return CmdImportVidur(vidur_compute, vidur_network, vidur_out, vidur_model, catalog);
   if (*gemm) return CmdCalibrateGemm(g_backend, g_device, g_shapes, g_dtype, g_timing, g_json);

@@ -38,9 +38,18 @@ struct PrefixCachePolicy {
   PrefixCache::Eviction eviction = PrefixCache::Eviction::kLru;
 };
 
+// What one iteration may hold under a scheduler, as the engine applies it
+// (Sarathi's budget is its chunk size, not max_num_batched_tokens).
+struct StepLimits {
+  int64_t tokens = 0;    // tokens per iteration
+  int64_t seqs = 0;      // running sequences at most
+  const char* tokens_from = "max_num_batched_tokens";  // the setting that gives `tokens`
+};
+
 class BatchScheduler {
  public:
   virtual ~BatchScheduler() = default;
+  virtual StepLimits step_limits() const = 0;
   virtual PrefixCachePolicy prefix_cache_policy() const { return {}; }
   // Fills `batch` (initially empty) for an iteration starting at `now`. May
   // leave it empty when nothing can run.

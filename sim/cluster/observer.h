@@ -29,6 +29,7 @@ struct RequestRecord {
   int32_t cached_tokens = 0;     // prompt tokens found in the prefix cache at first admission
   RequestStatus status = RequestStatus::kCompleted;
   std::string_view reason;       // why rejected/failed/unfinished; empty when completed
+  bool truncated = false;        // lengths cut to max_model_len (prompt_tokens is what was served)
 };
 
 // A replica's state at the end of one sampling interval.

@@ -25,6 +25,7 @@ class OrcaScheduler final : public BatchScheduler {
   static Status Make(const SchedulerLimits& limits, const SchedulerParams& params,
                      std::unique_ptr<BatchScheduler>* out);
   void Schedule(ReplicaState& state, SimTime now, Batch* batch) override;
+  StepLimits step_limits() const override { return {limits_.max_num_batched_tokens, limits_.max_num_seqs}; }
   PrefixCachePolicy prefix_cache_policy() const override { return {false, false, PrefixCache::Eviction::kLru}; }
 
  private:

@@ -46,13 +46,26 @@ RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
   r.replica = options_.index;
   r.preemptions = s.preemptions;
   r.cached_tokens = std::max(0, s.cached_tokens);
+  r.truncated = s.req.truncated;
   r.status = status;
   return r;
 }
 
 void Replica::Submit(Request req) {
   observer_.OnArrival(req, options_.index);
-  if (static_cast<int64_t>(req.prompt_tokens) + req.output_tokens > options_.max_model_len) {
+  const int64_t len = options_.max_model_len;
+  if (options_.truncate_over_max_model_len && static_cast<int64_t>(req.prompt_tokens) + req.output_tokens > len &&
+      len >= 2) {
+    req.prompt_tokens = static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(req.prompt_tokens, len - req.output_tokens)));
+    req.output_tokens = static_cast<int32_t>(std::min<int64_t>(req.output_tokens, len - req.prompt_tokens));
+    req.truncated = true;
+    // Prefix ids past the kept prompt name tokens no longer sent.
+    if (req.prefix_block_tokens > 0) {
+      const size_t keep = static_cast<size_t>((req.prompt_tokens + req.prefix_block_tokens - 1) / req.prefix_block_tokens);
+      if (req.prefix_blocks.size() > keep) req.prefix_blocks.resize(keep);
+    }
+  }
+  if (static_cast<int64_t>(req.prompt_tokens) + req.output_tokens > len) {
     RequestRecord r;
     r.id = req.id;
     r.arrival = req.arrival;
@@ -66,7 +79,16 @@ void Replica::Submit(Request req) {
     return;
   }
   state_.Enqueue(std::move(req), sim_.now());
-  MaybeStep();
+  StepAtEndOfInstant();
+}
+
+void Replica::StepAtEndOfInstant() {
+  if (step_pending_ || in_flight_ >= executor_.max_in_flight()) return;
+  step_pending_ = true;
+  sim_.AtEndOfInstant([this] {
+    step_pending_ = false;
+    MaybeStep();
+  });
 }
 
 void Replica::MaybeStep() {
@@ -91,7 +113,13 @@ void Replica::OnBatchDone(uint64_t batch_id) {
   state_.Complete(
       batch_, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },
       [this](const Seq& s) { observer_.OnFinished(RecordOf(s, RequestStatus::kCompleted)); });
-  MaybeStep();
+  // Requests arriving at this very instant join the next step, as a real
+  // engine loop drains its input queue before scheduling.
+  if (sim_.MoreNow()) {
+    StepAtEndOfInstant();
+  } else {
+    MaybeStep();
+  }
 }
 
 int64_t Replica::CachedPrefixTokens(const Request& req) const {

@@ -23,7 +23,11 @@ struct ReplicaOptions {
   int index = 0;               // position in the cluster; names its trace track
   int pool = 0;                // the pool it belongs to
   std::string model;           // model it serves
-  int max_model_len = 0;       // prompt + output limit, else rejected
+  int max_model_len = 0;       // prompt + output limit, else rejected (or truncated)
+  // A request whose prompt + output exceeds max_model_len is truncated to
+  // fit instead of rejected: the prompt keeps max_model_len - output tokens
+  // (at least 1), then the output is cut to what is left.
+  bool truncate_over_max_model_len = false;
   int64_t kv_blocks = 0;
   int block_size = 16;
   int pipeline_depth = 1;      // pp: batches in flight (1 in the spine)
@@ -40,7 +44,9 @@ class Replica {
   Replica(const Replica&) = delete;
   Replica& operator=(const Replica&) = delete;
 
-  // Takes an arriving request (rejecting it if it can never fit).
+  // Takes an arriving request (rejecting or truncating it if it can never
+  // fit). The engine steps at the end of the instant, so requests arriving
+  // together at an idle replica share its first iteration.
   void Submit(Request req);
 
   const ReplicaOptions& options() const { return options_; }
@@ -64,6 +70,8 @@ class Replica {
   static std::optional<PrefixCache::Eviction> PrefixCacheFor(const BatchScheduler& scheduler,
                                                              const ReplicaOptions& options);
   void MaybeStep();
+  // Schedules MaybeStep at the end of the current instant (once).
+  void StepAtEndOfInstant();
   void OnBatchDone(uint64_t batch_id);
   RequestRecord RecordOf(const Seq& s, RequestStatus status) const;
 
@@ -75,6 +83,7 @@ class Replica {
   SimulatedExecutor executor_;
   Batch batch_;  // the batch in flight (pp = 1)
   int in_flight_ = 0;
+  bool step_pending_ = false;  // a StepAtEndOfInstant event is scheduled
   uint64_t next_batch_id_ = 0;
   uint64_t iterations_ = 0;
   // Busy time of iterations that ended since the last TakeBusyTime call,

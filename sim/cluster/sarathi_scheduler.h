@@ -23,6 +23,7 @@ class SarathiScheduler final : public BatchScheduler {
   static Status Make(const SchedulerLimits& limits, const SchedulerParams& params,
                      std::unique_ptr<BatchScheduler>* out);
   void Schedule(ReplicaState& state, SimTime now, Batch* batch) override;
+  StepLimits step_limits() const override { return {options_.chunk_size, max_num_seqs_, "scheduler_options.chunk_size"}; }
   PrefixCachePolicy prefix_cache_policy() const override { return {true, false, PrefixCache::Eviction::kLru}; }
 
  private:

@@ -24,6 +24,7 @@ class VllmScheduler final : public BatchScheduler {
   static Status Make(const SchedulerLimits& limits, const SchedulerParams& params,
                      std::unique_ptr<BatchScheduler>* out);
   void Schedule(ReplicaState& state, SimTime now, Batch* batch) override;
+  StepLimits step_limits() const override { return {limits_.max_num_batched_tokens, limits_.max_num_seqs}; }
 
  private:
   SchedulerLimits limits_;

@@ -7,12 +7,13 @@
 namespace fleetsim {
 
 void EventQueue::Push(SimTime at, uint32_t slot) {
-  slots_[slot].live_seq = next_seq_;
-  heap_.push_back(Entry{at, next_seq_++, slot});
+  const uint64_t seq = next_seq_++ | (slots_[slot].late ? kLateBit : 0);
+  slots_[slot].live_seq = seq;
+  heap_.push_back(Entry{at, seq, slot});
   std::push_heap(heap_.begin(), heap_.end(), Later);
 }
 
-EventId EventQueue::Schedule(SimTime at, Callback cb) {
+EventId EventQueue::Schedule(SimTime at, Callback cb, Phase phase) {
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -24,6 +25,7 @@ EventId EventQueue::Schedule(SimTime at, Callback cb) {
   Slot& s = slots_[slot];
   s.cb = std::move(cb);
   s.pending = true;
+  s.late = phase == Phase::kLate;
   ++live_;
   Push(at, slot);
   return EventId{slot, s.generation};
@@ -67,6 +69,11 @@ SimTime EventQueue::NextTime() {
   DropStale();
   FLEETSIM_CHECK(!heap_.empty());
   return heap_.front().time;
+}
+
+bool EventQueue::HasNormalAt(SimTime at) {
+  DropStale();
+  return !heap_.empty() && heap_.front().time == at && (heap_.front().seq & kLateBit) == 0;
 }
 
 SimTime EventQueue::Pop(Callback* cb) {

@@ -1,8 +1,11 @@
-// EventQueue: pending events ordered by (time, sequence number).
+// EventQueue: pending events ordered by (time, phase, sequence number).
 //
 // The sequence number is assigned at scheduling time, so events at the same
-// instant fire in the order they were scheduled: ties break deterministically
-// (ns-3's (time, uid) rule). Events can be cancelled and rescheduled in
+// instant and phase fire in the order they were scheduled: ties break
+// deterministically (ns-3's (time, uid) rule). Late-phase events fire after
+// every normal event of their instant, including normal events scheduled for
+// that instant while it is being handled: an engine loop that drains its
+// input queue before it schedules a step is a late event. Events can be cancelled and rescheduled in
 // O(log n): the heap holds (time, seq, slot) entries and each slot remembers
 // the seq of its one live entry, so an entry left behind by a cancel or a
 // move is recognised and dropped when it reaches the top (lazy deletion).
@@ -36,11 +39,12 @@ class EventQueue {
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
 
-  EventId Schedule(SimTime at, Callback cb);
+  enum class Phase : uint8_t { kNormal, kLate };
+  EventId Schedule(SimTime at, Callback cb, Phase phase = Phase::kNormal);
   // Returns false if the event already fired or was cancelled.
   bool Cancel(EventId id);
-  // Moves a pending event to `at` (it then sorts after events already
-  // scheduled for `at`). Returns false if the event is no longer pending.
+  // Moves a pending event to `at` (it then sorts after events of its phase
+  // already scheduled for `at`). Returns false if the event is no longer pending.
   bool Reschedule(EventId id, SimTime at);
   bool IsPending(EventId id) const;
 
@@ -48,11 +52,17 @@ class EventQueue {
   size_t size() const { return live_; }
   // REQUIRES: !empty().
   SimTime NextTime();
+  // True when a normal-phase event is pending at exactly `at` (the earliest
+  // pending event, so `at` must be the current instant).
+  bool HasNormalAt(SimTime at);
   // Removes the earliest event and returns its time; its callback is moved
   // into *cb. REQUIRES: !empty().
   SimTime Pop(Callback* cb);
 
  private:
+  // Late events carry kLateBit in their seq, so they sort after every
+  // normal event of the same instant and among themselves by scheduling.
+  static constexpr uint64_t kLateBit = uint64_t{1} << 63;
   struct Entry {
     SimTime time;
     uint64_t seq;
@@ -60,7 +70,8 @@ class EventQueue {
   };
   struct Slot {
     Callback cb;
-    uint64_t live_seq = 0;    // seq of the heap entry that is not stale
+    uint64_t live_seq = 0;    // seq of the heap entry that is not stale (with kLateBit)
+    bool late = false;        // Phase::kLate
     uint32_t generation = 1;  // bumped when the event fires or is cancelled
     bool pending = false;
   };

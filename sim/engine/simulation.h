@@ -28,10 +28,21 @@ class Simulation {
   SimTime now() const { return now_; }
   uint64_t events_processed() const { return events_; }
   size_t pending() const { return queue_.size(); }
+  // Time of the earliest pending event; kTimeNever when none.
+  SimTime next_time() { return queue_.empty() ? kTimeNever : queue_.NextTime(); }
 
   // REQUIRES: at >= now().
   EventId At(SimTime at, EventQueue::Callback cb);
   EventId After(SimTime delay, EventQueue::Callback cb) { return At(now_ + delay, std::move(cb)); }
+  // Runs `cb` at the current instant, after every normal event of this
+  // instant has run, including those scheduled meanwhile (arrivals that
+  // share the instant): what an engine loop does when it drains its input
+  // queue before it schedules a step.
+  EventId AtEndOfInstant(EventQueue::Callback cb) {
+    return queue_.Schedule(now_, std::move(cb), EventQueue::Phase::kLate);
+  }
+  // True when another normal event is pending at the current instant.
+  bool MoreNow() { return queue_.HasNormalAt(now_); }
   bool Cancel(EventId id) { return queue_.Cancel(id); }
   bool Reschedule(EventId id, SimTime at);
   bool IsPending(EventId id) const { return queue_.IsPending(id); }

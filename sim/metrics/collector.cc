@@ -7,12 +7,12 @@
 
 namespace fleetsim {
 
-
 namespace {
+
+constexpr std::string_view kTruncatedReason = "truncated_to_max_model_len";
 
 // Linear interpolation between order statistics (numpy's default).
 double Percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0.0;
   const double pos = q * static_cast<double>(sorted.size() - 1);
   const size_t lo = static_cast<size_t>(std::floor(pos));
   const size_t hi = std::min(lo + 1, sorted.size() - 1);
@@ -60,7 +60,26 @@ Status OpenFile(BufferedFile& f, const std::string& path) {
 
 }  // namespace
 
-MetricsCollector::MetricsCollector(const MetricsOptions& options) : options_(options) {}
+void MetricsCollector::Latencies::Add(double ms) {
+  if (exact_) {
+    ms_.push_back(ms);
+  } else {
+    ns_.Add(std::llround(std::max(ms, 0.0) * 1e6));
+  }
+}
+
+void MetricsCollector::Latencies::ToHistogram() {
+  if (!exact_) return;
+  exact_ = false;
+  for (double ms : ms_) ns_.Add(std::llround(std::max(ms, 0.0) * 1e6));
+  std::vector<double>().swap(ms_);
+}
+
+Distribution MetricsCollector::Latencies::Describe() const {
+  return exact_ ? fleetsim::Describe(ms_) : fleetsim::Describe(ns_);
+}
+
+MetricsCollector::MetricsCollector(const MetricsOptions& options) : options_(options), overload_(options.warmup) {}
 MetricsCollector::~MetricsCollector() = default;
 
 Status MetricsCollector::Open(const MetricsOptions& options, std::unique_ptr<MetricsCollector>* out) {
@@ -86,7 +105,6 @@ Status MetricsCollector::Open(const MetricsOptions& options, std::unique_ptr<Met
       t.JsonString(options.replica_names[i]);
       t.Raw("}}");
     }
-    c->trace_first_ = false;
   }
   *out = std::move(c);
   return Status::Ok();
@@ -94,7 +112,11 @@ Status MetricsCollector::Open(const MetricsOptions& options, std::unique_ptr<Met
 
 void MetricsCollector::OnArrival(const Request& r, int) {
   ++arrived_;
+  if (last_arrival_ >= 0) max_gap_ = std::max(max_gap_, r.arrival - last_arrival_);
   last_arrival_ = std::max(last_arrival_, r.arrival);
+  overload_.OnArrival(r.arrival);
+  if (trace_cut_ < 0 && options_.trace_requests >= 0 && static_cast<int64_t>(r.id) >= options_.trace_requests)
+    trace_cut_ = r.arrival;
 }
 
 void MetricsCollector::OnFinished(const RequestRecord& rec) {
@@ -105,14 +127,25 @@ void MetricsCollector::OnFinished(const RequestRecord& rec) {
     case RequestStatus::kFailed: ++failed_; break;
     case RequestStatus::kUnfinished: ++unfinished_; break;
   }
-  if (rec.status != RequestStatus::kCompleted) {
-    auto it = std::find_if(reasons_.begin(), reasons_.end(),
-                           [&](const auto& p) { return p.first == rec.reason; });
+  auto count_reason = [&](std::string_view reason) {
+    auto it = std::find_if(reasons_.begin(), reasons_.end(), [&](const auto& p) { return p.first == reason; });
     if (it == reasons_.end()) {
-      reasons_.emplace_back(std::string(rec.reason), 1);
+      reasons_.emplace_back(std::string(reason), 1);
     } else {
       ++it->second;
     }
+  };
+  if (rec.status != RequestStatus::kCompleted) count_reason(rec.reason);
+  if (rec.truncated) {
+    ++truncated_;
+    count_reason(kTruncatedReason);
+  }
+  if (rec.status != RequestStatus::kUnfinished) last_finish_ = std::max(last_finish_, rec.finish);
+  if (rec.status == RequestStatus::kCompleted) {
+    overload_.OnCompleted(rec.arrival, rec.finish, rec.first_scheduled - rec.arrival);
+  } else if (rec.status == RequestStatus::kUnfinished) {
+    overload_.OnUnscheduled(rec.arrival,
+                            (rec.first_scheduled >= 0 ? rec.first_scheduled : rec.finish) - rec.arrival);
   }
 
   if (requests_.is_open()) {
@@ -140,13 +173,14 @@ void MetricsCollector::OnFinished(const RequestRecord& rec) {
     o.Char(',');
     o.Raw(RequestStatusName(rec.status));
     o.Char(',');
-    o.Raw(rec.reason);
+    o.Raw(rec.status == RequestStatus::kCompleted && rec.truncated ? kTruncatedReason : rec.reason);
     o.Char(',');
     o.Int(rec.cached_tokens);
     o.Char('\n');
     requests_.MaybeFlush();
   }
-  if (trace_.is_open() && rec.replica >= 0) {
+  if (trace_.is_open() && rec.replica >= 0 &&
+      (options_.trace_requests < 0 || static_cast<int64_t>(rec.id) < options_.trace_requests)) {
     TextBuffer& t = trace_.out();
     auto event = [&](char ph, SimTime at) {
       t.Raw(",\n{\"ph\":\"");
@@ -182,13 +216,16 @@ void MetricsCollector::OnFinished(const RequestRecord& rec) {
   if (rec.status != RequestStatus::kCompleted) return;
   const double ttft = TimeToMillis(rec.first_token - rec.arrival);
   const double e2e = TimeToMillis(rec.finish - rec.arrival);
-  ttft_ms_.push_back(ttft);
-  e2e_ms_.push_back(e2e);
-  queue_ms_.push_back(TimeToMillis(rec.first_scheduled - rec.arrival));
+  if (measured_completed_ == options_.exact_latency_limit) {
+    for (Latencies* l : {&ttft_, &tpot_, &e2e_, &queue_}) l->ToHistogram();
+  }
+  ttft_.Add(ttft);
+  e2e_.Add(e2e);
+  queue_.Add(TimeToMillis(rec.first_scheduled - rec.arrival));
   double tpot = 0;
   if (rec.generated_tokens > 1) {
     tpot = TimeToMillis(rec.finish - rec.first_token) / (rec.generated_tokens - 1);
-    tpot_ms_.push_back(tpot);
+    tpot_.Add(tpot);
   } else {
     ++single_token_;
   }
@@ -208,7 +245,7 @@ void MetricsCollector::OnTokenGaps(SimTime at, SimTime gap, int64_t count) {
 }
 
 void MetricsCollector::OnIteration(int replica, SimTime start, SimTime end, const BatchShape& s) {
-  if (!trace_.is_open()) return;
+  if (!trace_.is_open() || (trace_cut_ >= 0 && start >= trace_cut_)) return;
   TextBuffer& t = trace_.out();
   t.Raw(",\n{\"ph\":\"X\",\"cat\":\"iteration\",\"name\":\"");
   t.Raw(s.prefill_tokens > 0 ? (s.decode_seqs > 0 ? "mixed" : "prefill") : "decode");
@@ -241,9 +278,6 @@ void MetricsCollector::OnIteration(int replica, SimTime start, SimTime end, cons
 }
 
 void MetricsCollector::OnSample(const ReplicaSample& s) {
-  const size_t second = static_cast<size_t>((s.t - 1) / kSecond);
-  if (waiting_by_second_.size() <= second) waiting_by_second_.resize(second + 1, 0);
-  waiting_by_second_[second] += s.waiting;
   if (!timeseries_.is_open()) return;
   TextBuffer& o = timeseries_.out();
   o.Seconds(s.t);
@@ -265,6 +299,12 @@ void MetricsCollector::OnSample(const ReplicaSample& s) {
 
 Summary MetricsCollector::Summarize(const RunFacts& facts) const {
   Summary s;
+  s.identity = facts.identity;
+  s.pools = facts.pools;
+  for (const RunFacts::Pool& p : facts.pools) {
+    s.fleet_replicas += p.replicas;
+    s.fleet_gpus += static_cast<int64_t>(p.replicas) * p.gpus_per_replica;
+  }
   s.arrived = arrived_;
   s.completed = completed_;
   s.rejected = rejected_;
@@ -272,53 +312,78 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
   s.unfinished = unfinished_;
   s.measured = measured_;
   s.single_token = single_token_;
-  s.ttft = Describe(ttft_ms_);
-  s.tpot = Describe(tpot_ms_);
-  s.e2e = Describe(e2e_ms_);
-  s.queue = Describe(queue_ms_);
+  s.truncated = truncated_;
+  s.ttft = ttft_.Describe();
+  s.tpot = tpot_.Describe();
+  s.e2e = e2e_.Describe();
+  s.queue = queue_.Describe();
   s.itl = Describe(itl_);
+  s.exact_percentiles = ttft_.exact();
   for (Distribution* d : {&s.ttft, &s.tpot, &s.e2e, &s.queue, &s.itl}) {
-    d->mean = RoundMs(d->mean);
-    d->p50 = RoundMs(d->p50);
-    d->p90 = RoundMs(d->p90);
-    d->p95 = RoundMs(d->p95);
-    d->p99 = RoundMs(d->p99);
-    d->max = RoundMs(d->max);
+    for (std::optional<double>* v : {&d->mean, &d->p50, &d->p90, &d->p95, &d->p99, &d->max})
+      if (*v) **v = RoundMs(**v);
   }
+  auto undefined = [&](const char* what, const std::string& why) {
+    s.warnings.push_back(std::string(what) + " undefined (null): " + why);
+  };
+  if (measured_ == 0) {
+    undefined("latencies", arrived_ == 0 ? "no request arrived"
+                                         : "no request arrived after warm-up (" +
+                                               std::to_string(TimeToSeconds(options_.warmup)) + " s)");
+  } else if (measured_completed_ == 0) {
+    undefined("latencies", "none of the " + std::to_string(measured_) + " measured requests completed");
+  } else if (s.tpot.count == 0) {
+    undefined("TPOT", "every measured request produced a single token");
+  }
+  // The window runs from warm-up to the run's end: the last request to
+  // leave, or duration_s when requests were cut off.
   const SimTime window = std::max<SimTime>(facts.end - options_.warmup, 0);
   s.window_s = TimeToSeconds(window);
-  if (window > 0) {
+  if (window > 0 && measured_ > 0) {
     s.requests_per_s = Round6(static_cast<double>(measured_completed_) / s.window_s);
     s.output_tokens_per_s = Round6(static_cast<double>(out_tokens_) / s.window_s);
     s.input_tokens_per_s = Round6(static_cast<double>(in_tokens_) / s.window_s);
+  } else if (measured_ > 0) {
+    undefined("throughput", "the measurement window is empty (the run ended at warm-up)");
   }
   s.ttft_slo_ms = options_.ttft_slo_ms;
   s.tpot_slo_ms = options_.tpot_slo_ms;
   s.has_slo = options_.ttft_slo_ms || options_.tpot_slo_ms;
-  if (s.has_slo) {
-    s.attainment = measured_ ? Round6(static_cast<double>(met_slo_) / static_cast<double>(measured_)) : 0;
-    s.goodput_rps = window > 0 ? Round6(static_cast<double>(met_slo_) / s.window_s) : 0;
+  if (s.has_slo && measured_ > 0) {
+    s.attainment = Round6(static_cast<double>(met_slo_) / static_cast<double>(measured_));
+    if (window > 0) s.goodput_rps = Round6(static_cast<double>(met_slo_) / s.window_s);
   }
   // Cost over the window: every GPU of every pool is paid for, busy or not.
-  double usd = 0;
+  double usd_per_hour = 0;
   bool priced = true;
   for (const RunFacts::Pool& p : facts.pools) {
-    const double hours = static_cast<double>(p.replicas) * p.gpus_per_replica * s.window_s / 3600.0;
-    s.gpu_hours += hours;
+    const double gpus = static_cast<double>(p.replicas) * p.gpus_per_replica;
+    s.gpu_hours += gpus * s.window_s / 3600.0;
     if (p.usd_per_gpu_hour) {
-      usd += hours * *p.usd_per_gpu_hour;
+      usd_per_hour += gpus * *p.usd_per_gpu_hour;
     } else {
       priced = false;
       s.warnings.push_back("no price for pool \"" + p.name + "\": cost omitted");
     }
   }
   s.gpu_hours = Round6(s.gpu_hours);
+  if (priced && !std::isfinite(usd_per_hour)) {
+    priced = false;
+    s.warnings.push_back("cost undefined (null): the fleet's price per hour overflows");
+  }
   if (priced) {
+    const double usd = usd_per_hour * s.window_s / 3600.0;
+    s.usd_per_hour = Round6(usd_per_hour);
     s.total_usd = Round6(usd);
     if (out_tokens_ > 0) s.usd_per_million_output_tokens = Round6(usd / static_cast<double>(out_tokens_) * 1e6);
+    if (out_tokens_ + in_tokens_ > 0)
+      s.usd_per_million_total_tokens = Round6(usd / static_cast<double>(out_tokens_ + in_tokens_) * 1e6);
+    if (out_tokens_ == 0) undefined("cost per token", "no output token was produced in the window");
   }
   s.events = facts.events;
   s.simulated_s = TimeToSeconds(facts.end);
+  if (last_arrival_ >= 0 && last_finish_ >= 0 && !facts.hit_duration)
+    s.drain_s = TimeToSeconds(std::max<SimTime>(last_finish_ - last_arrival_, 0));
   s.preemptions = facts.preemptions;
   s.prefix_caching = facts.prefix_caching;
   s.prefix_hit_tokens = facts.prefix_hit_tokens;
@@ -330,44 +395,17 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
   s.reasons = reasons_;
   std::sort(s.reasons.begin(), s.reasons.end());
 
-  // Overload: while requests keep arriving (from warm-up to the last
-  // arrival; the drain afterwards says nothing), fit a line to the summed
-  // waiting queue per second. A stable system's queue fluctuates around a
-  // level, so the fitted rise over the window is near zero; an overloaded
-  // one keeps growing, so the rise exceeds the queue's own mean level (a
-  // queue growing linearly from empty rises by twice its mean). The +10
-  // keeps a handful of queued requests from counting as overload, and the
-  // last quarter must sit above the second.
-  const size_t first = static_cast<size_t>(options_.warmup / kSecond);
-  const size_t last = std::min(waiting_by_second_.size(), static_cast<size_t>(last_arrival_ / kSecond) + 1);
-  if (last > first + 8) {
-    const size_t n = last - first;
-    auto mean_of = [&](size_t a, size_t b) {
-      double sum = 0;
-      for (size_t i = a; i < b; ++i) sum += static_cast<double>(waiting_by_second_[first + i]);
-      return sum / static_cast<double>(b - a);
-    };
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const double x = static_cast<double>(i), y = static_cast<double>(waiting_by_second_[first + i]);
-      sx += x;
-      sy += y;
-      sxx += x * x;
-      sxy += x * y;
-    }
-    const double dn = static_cast<double>(n);
-    const double denom = dn * sxx - sx * sx;
-    const double slope = denom > 0 ? (dn * sxy - sx * sy) / denom : 0;
-    s.queue_growth_per_s = Round6(slope);
-    const double rise = slope * dn;
-    s.overloaded = rise > sy / dn + 10.0 && mean_of(3 * n / 4, n) > mean_of(n / 4, n / 2);
-  }
+  s.overload = overload_.Judge();
+  for (std::optional<double>* v : {&s.overload.completion_ratio, &s.overload.queue_p50_ms_q2,
+                                   &s.overload.queue_p50_ms_q4})
+    if (*v) **v = Round6(**v);
+  s.overloaded = s.overload.overloaded;
   if (facts.hit_duration && unfinished_ > 0 && !s.overloaded) {
     s.warnings.push_back("the run stopped at duration_s with " + std::to_string(unfinished_) +
                          " requests unfinished");
   }
   if (arrived_ == 0) s.warnings.push_back("no request arrived");
-  if (s.overloaded) s.warnings.push_back("overloaded: the waiting queue grows without bound");
+  if (s.overloaded) s.warnings.push_back("overloaded: " + s.overload.reason);
   return s;
 }
 
@@ -382,18 +420,6 @@ Status MetricsCollector::Close() {
 
 namespace {
 
-void WriteDistribution(JsonWriter& w, const char* name, const Distribution& d) {
-  w.Key(name).BeginObject();
-  w.Key("count").Int(d.count);
-  w.Key("mean").Double(d.mean);
-  w.Key("p50").Double(d.p50);
-  w.Key("p90").Double(d.p90);
-  w.Key("p95").Double(d.p95);
-  w.Key("p99").Double(d.p99);
-  w.Key("max").Double(d.max);
-  w.EndObject();
-}
-
 void OptionalDouble(JsonWriter& w, const char* key, const std::optional<double>& v) {
   w.Key(key);
   if (v) {
@@ -403,11 +429,54 @@ void OptionalDouble(JsonWriter& w, const char* key, const std::optional<double>&
   }
 }
 
+void WriteDistribution(JsonWriter& w, const char* name, const Distribution& d) {
+  w.Key(name).BeginObject();
+  w.Key("count").Int(d.count);
+  OptionalDouble(w, "mean", d.mean);
+  OptionalDouble(w, "p50", d.p50);
+  OptionalDouble(w, "p90", d.p90);
+  OptionalDouble(w, "p95", d.p95);
+  OptionalDouble(w, "p99", d.p99);
+  OptionalDouble(w, "max", d.max);
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string SummaryToJson(const Summary& s) {
   JsonWriter w;
   w.BeginObject();
+  w.Key("schema_version").Int(Summary::kSchemaVersion);
+  w.Key("run").BeginObject();
+  w.Key("scenario").String(s.identity.scenario);
+  w.Key("scenario_sha256").String(s.identity.scenario_sha256);
+  w.Key("inputs_sha256").String(s.identity.inputs_sha256);
+  w.Key("seed").Int(static_cast<int64_t>(s.identity.seed));
+  w.Key("fleetsim_version").String(s.identity.fleetsim_version);
+  w.Key("overrides").BeginArray();
+  for (const std::string& o : s.identity.overrides) w.String(o);
+  w.EndArray();
+  w.EndObject();
+  w.Key("fleet").BeginObject();
+  w.Key("pools").BeginArray();
+  for (const RunFacts::Pool& p : s.pools) {
+    w.BeginObject();
+    w.Key("name").String(p.name);
+    w.Key("model").String(p.model);
+    w.Key("gpu").String(p.gpu);
+    w.Key("replicas").Int(p.replicas);
+    w.Key("tp").Int(p.tp);
+    w.Key("pp").Int(p.pp);
+    w.Key("gpus").Int(static_cast<int64_t>(p.replicas) * p.gpus_per_replica);
+    w.Key("scheduler").String(p.scheduler);
+    w.Key("engine").String(p.engine);
+    OptionalDouble(w, "usd_per_gpu_hour", p.usd_per_gpu_hour);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("replicas").Int(s.fleet_replicas);
+  w.Key("gpus").Int(s.fleet_gpus);
+  w.EndObject();
   w.Key("requests").BeginObject();
   w.Key("arrived").Int(s.arrived);
   w.Key("completed").Int(s.completed);
@@ -416,6 +485,7 @@ std::string SummaryToJson(const Summary& s) {
   w.Key("unfinished").Int(s.unfinished);
   w.Key("measured").Int(s.measured);
   w.Key("single_token").Int(s.single_token);
+  w.Key("truncated").Int(s.truncated);
   w.Key("reasons").BeginObject();
   for (const auto& [reason, count] : s.reasons) w.Key(reason).Int(count);
   w.EndObject();
@@ -426,19 +496,20 @@ std::string SummaryToJson(const Summary& s) {
   WriteDistribution(w, "itl", s.itl);
   WriteDistribution(w, "e2e", s.e2e);
   WriteDistribution(w, "queue", s.queue);
+  w.Key("percentiles").String(s.exact_percentiles ? "exact" : "log_histogram_0.4pct");
   w.EndObject();
   w.Key("throughput").BeginObject();
   w.Key("window_s").Double(s.window_s);
-  w.Key("requests_per_s").Double(s.requests_per_s);
-  w.Key("output_tokens_per_s").Double(s.output_tokens_per_s);
-  w.Key("input_tokens_per_s").Double(s.input_tokens_per_s);
+  OptionalDouble(w, "requests_per_s", s.requests_per_s);
+  OptionalDouble(w, "output_tokens_per_s", s.output_tokens_per_s);
+  OptionalDouble(w, "input_tokens_per_s", s.input_tokens_per_s);
   w.EndObject();
   if (s.has_slo) {
     w.Key("slo").BeginObject();
     OptionalDouble(w, "ttft_ms", s.ttft_slo_ms);
     OptionalDouble(w, "tpot_ms", s.tpot_slo_ms);
-    w.Key("attainment").Double(s.attainment);
-    w.Key("goodput_rps").Double(s.goodput_rps);
+    OptionalDouble(w, "attainment", s.attainment);
+    OptionalDouble(w, "goodput_rps", s.goodput_rps);
     w.EndObject();
   }
   if (s.prefix_caching) {
@@ -450,15 +521,24 @@ std::string SummaryToJson(const Summary& s) {
   }
   w.Key("cost").BeginObject();
   w.Key("gpu_hours").Double(s.gpu_hours);
+  OptionalDouble(w, "usd_per_hour", s.usd_per_hour);
   OptionalDouble(w, "total_usd", s.total_usd);
   OptionalDouble(w, "usd_per_million_output_tokens", s.usd_per_million_output_tokens);
+  OptionalDouble(w, "usd_per_million_total_tokens", s.usd_per_million_total_tokens);
   w.EndObject();
   w.Key("sim").BeginObject();
   w.Key("events").Int(static_cast<int64_t>(s.events));
   w.Key("simulated_s").Double(s.simulated_s);
+  OptionalDouble(w, "drain_s", s.drain_s);
   w.Key("preemptions").Int(s.preemptions);
   w.Key("overloaded").Bool(s.overloaded);
-  w.Key("queue_growth_per_s").Double(s.queue_growth_per_s);
+  w.Key("overload").BeginObject();
+  w.Key("judged").Bool(s.overload.judged);
+  OptionalDouble(w, "completion_ratio", s.overload.completion_ratio);
+  OptionalDouble(w, "queue_p50_ms_q2", s.overload.queue_p50_ms_q2);
+  OptionalDouble(w, "queue_p50_ms_q4", s.overload.queue_p50_ms_q4);
+  w.Key("reason").String(s.overload.reason);
+  w.EndObject();
   w.EndObject();
   w.Key("perf_sources").BeginObject();
   for (const auto& [kind, source] : s.perf_sources) w.Key(kind).String(source);
@@ -481,8 +561,12 @@ std::string FormatSummaryTable(const Summary& s) {
   out += line;
   out += "latency (ms)        mean        p50        p90        p99        max\n";
   auto row = [&](const char* name, const Distribution& d) {
-    std::snprintf(line, sizeof line, "  %-8s %11.2f %10.2f %10.2f %10.2f %10.2f\n", name, d.mean, d.p50,
-                  d.p90, d.p99, d.max);
+    if (d.count == 0) {
+      std::snprintf(line, sizeof line, "  %-8s %11s %10s %10s %10s %10s\n", name, "-", "-", "-", "-", "-");
+    } else {
+      std::snprintf(line, sizeof line, "  %-8s %11.2f %10.2f %10.2f %10.2f %10.2f\n", name, *d.mean, *d.p50,
+                    *d.p90, *d.p99, *d.max);
+    }
     out += line;
   };
   row("TTFT", s.ttft);
@@ -490,8 +574,12 @@ std::string FormatSummaryTable(const Summary& s) {
   row("ITL", s.itl);
   row("E2E", s.e2e);
   row("queue", s.queue);
-  std::snprintf(line, sizeof line, "throughput  %.3f req/s  %.1f output tok/s  %.1f input tok/s  over %.1f s\n",
-                s.requests_per_s, s.output_tokens_per_s, s.input_tokens_per_s, s.window_s);
+  if (s.requests_per_s) {
+    std::snprintf(line, sizeof line, "throughput  %.3f req/s  %.1f output tok/s  %.1f input tok/s  over %.3f s\n",
+                  *s.requests_per_s, *s.output_tokens_per_s, *s.input_tokens_per_s, s.window_s);
+  } else {
+    std::snprintf(line, sizeof line, "throughput  - (undefined)  over %.3f s\n", s.window_s);
+  }
   out += line;
  if (s.prefix_caching) {
     std::snprintf(line, sizeof line, "cache       prefix hit rate %.2f%%  %lld tokens  %lld blocks evicted\n",
@@ -499,23 +587,33 @@ std::string FormatSummaryTable(const Summary& s) {
                   static_cast<long long>(s.prefix_evicted_blocks));
     out += line;
   }
-  if (s.has_slo) {
-    std::snprintf(line, sizeof line, "SLO         attainment %.2f%%  goodput %.3f req/s\n", s.attainment * 100,
-                  s.goodput_rps);
+  if (s.has_slo && s.attainment) {
+    std::snprintf(line, sizeof line, "SLO         attainment %.2f%%  goodput %.3f req/s\n", *s.attainment * 100,
+                  s.goodput_rps.value_or(0.0));
     out += line;
   }
   if (s.total_usd) {
-    std::snprintf(line, sizeof line, "cost        %.3f GPU-hours  $%.2f  $%.4f per 1M output tokens\n",
-                  s.gpu_hours, *s.total_usd,
-                  s.usd_per_million_output_tokens ? *s.usd_per_million_output_tokens : 0.0);
+    std::snprintf(line, sizeof line, "cost        %.3f GPU-hours  $%.2f  $%.2f/h", s.gpu_hours, *s.total_usd,
+                  *s.usd_per_hour);
+    out += line;
+    if (s.usd_per_million_output_tokens) {
+      std::snprintf(line, sizeof line, "  $%.4f per 1M output tokens  $%.4f per 1M tokens",
+                    *s.usd_per_million_output_tokens, *s.usd_per_million_total_tokens);
+      out += line;
+    }
+    out += "\n";
   } else {
     std::snprintf(line, sizeof line, "cost        %.3f GPU-hours  (no price: cost omitted)\n", s.gpu_hours);
+    out += line;
   }
+  std::snprintf(line, sizeof line, "simulated   %.3f s  %llu events  %lld preemptions", s.simulated_s,
+                static_cast<unsigned long long>(s.events), static_cast<long long>(s.preemptions));
   out += line;
-  std::snprintf(line, sizeof line, "simulated   %.1f s  %llu events  %lld preemptions%s\n", s.simulated_s,
-                static_cast<unsigned long long>(s.events), static_cast<long long>(s.preemptions),
-                s.overloaded ? "  OVERLOADED" : "");
-  out += line;
+  if (s.drain_s) {
+    std::snprintf(line, sizeof line, "  drained %.3f s after the last arrival", *s.drain_s);
+    out += line;
+  }
+  out += s.overloaded ? "  OVERLOADED\n" : "\n";
   for (const std::string& w : s.warnings) out += "warning: " + w + "\n";
   return out;
 }

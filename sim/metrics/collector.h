@@ -4,8 +4,11 @@
 // the end a Summary (summary.json and the stdout table).
 //
 // Per-request latencies (TTFT, TPOT, E2E, queue) are kept exactly, 4
-// doubles per request in the measurement window; inter-token latencies go
-// to a LogHistogram (bounded memory, within 1%).
+// doubles per request in the measurement window, up to
+// MetricsOptions::exact_latency_limit measured requests; past that they move
+// into LogHistograms (mergeable, within 0.4%), so memory follows the work in
+// flight, not the requests seen. Inter-token latencies always go to a
+// LogHistogram.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include "base/status.h"
 #include "sim/cluster/observer.h"
 #include "sim/metrics/histogram.h"
+#include "sim/metrics/overload.h"
 #include "sim/metrics/text_out.h"
 
 namespace fleetsim {
@@ -29,16 +33,34 @@ struct MetricsOptions {
   std::string requests_csv;    // path; empty: not written
   std::string timeseries_csv;  // path; empty: not written
   std::string trace_json;      // path; empty: no trace
+  // With a trace: record only requests with id < trace_requests, and the
+  // iterations that start before request trace_requests arrives (-1: all).
+  int64_t trace_requests = -1;
   std::vector<std::string> replica_names;  // trace track names, by replica index
+  // Measured requests whose latencies are kept exactly; beyond, histograms.
+  int64_t exact_latency_limit = 1000000;
+};
+
+// What identifies a run, for summary.json's "run" section.
+struct RunIdentity {
+  std::string scenario;        // the scenario's name (or file name)
+  std::string scenario_sha256; // of the scenario file's bytes
+  std::string inputs_sha256;   // of the scenario, every file it reads and the overrides
+  uint64_t seed = 0;
+  std::string fleetsim_version;
+  std::vector<std::string> overrides;  // --set KEY=VALUE, in order
 };
 
 // What the collector cannot see for itself, given at the end.
 struct RunFacts {
-  SimTime end = 0;          // when the run stopped
+  RunIdentity identity;
+  SimTime end = 0;          // when the run stopped: the last completion, or duration_s with work left
   uint64_t events = 0;
   bool hit_duration = false;  // stopped by duration_s with work left
   struct Pool {
     std::string name;
+    std::string model, gpu, scheduler, engine;
+    int tp = 1, pp = 1;
     int replicas = 0;
     int gpus_per_replica = 0;
     std::optional<double> usd_per_gpu_hour;  // nullopt: no price known
@@ -53,31 +75,40 @@ struct RunFacts {
   int64_t prefix_evicted_blocks = 0;
 };
 
+// Figures in ms; all unset when count is 0 (undefined, written as null).
 struct Distribution {
   int64_t count = 0;
-  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;  // ms
+  std::optional<double> mean, p50, p90, p95, p99, max;
 };
 
 struct Summary {
+  static constexpr int kSchemaVersion = 2;
+  RunIdentity identity;
+  std::vector<RunFacts::Pool> pools;
+  int64_t fleet_replicas = 0, fleet_gpus = 0;
   int64_t arrived = 0, completed = 0, rejected = 0, failed = 0, unfinished = 0;
   int64_t measured = 0;          // arrived at or after warm-up
   int64_t single_token = 0;      // completed with one output token: no TPOT
+  int64_t truncated = 0;         // lengths cut to max_model_len (also in reasons)
   Distribution ttft, tpot, itl, e2e, queue;
+  bool exact_percentiles = true;  // false: request latencies came from histograms (> exact_latency_limit)
   double window_s = 0;
-  double requests_per_s = 0, output_tokens_per_s = 0, input_tokens_per_s = 0;
+  // Unset (null) when the window is empty or nothing was measured.
+  std::optional<double> requests_per_s, output_tokens_per_s, input_tokens_per_s;
   bool has_slo = false;
   std::optional<double> ttft_slo_ms, tpot_slo_ms;
-  double attainment = 0, goodput_rps = 0;
+  std::optional<double> attainment, goodput_rps;
   double gpu_hours = 0;
-  std::optional<double> total_usd, usd_per_million_output_tokens;
+  std::optional<double> usd_per_hour, total_usd, usd_per_million_output_tokens, usd_per_million_total_tokens;
   uint64_t events = 0;
   double simulated_s = 0;
+  std::optional<double> drain_s;  // last arrival to last completion
   int64_t preemptions = 0;
   bool prefix_caching = false;
   double prefix_hit_rate = 0;
   int64_t prefix_hit_tokens = 0, prefix_evicted_blocks = 0;
   bool overloaded = false;
-  double queue_growth_per_s = 0;
+  OverloadVerdict overload;
   std::vector<std::pair<std::string, std::string>> perf_sources;
   std::vector<std::pair<std::string, int64_t>> reasons;  // non-completed reasons -> count
   std::vector<std::string> warnings;
@@ -97,6 +128,12 @@ class MetricsCollector final : public RunObserver {
 
   int64_t arrived() const { return arrived_; }
   int64_t finished() const { return finished_; }
+  SimTime last_arrival() const { return last_arrival_; }
+  SimTime max_arrival_gap() const { return max_gap_; }
+  // The last request to leave (completed, rejected or failed); -1 if none.
+  SimTime last_finish() const { return last_finish_; }
+  // The trace holds a sample (MetricsOptions::trace_requests cut it).
+  bool trace_sampled() const { return trace_cut_ >= 0; }
 
   // Builds the summary; then Close() flushes the files.
   Summary Summarize(const RunFacts& facts) const;
@@ -109,14 +146,27 @@ class MetricsCollector final : public RunObserver {
   BufferedFile requests_, timeseries_, trace_;
   int64_t arrived_ = 0, finished_ = 0;
   int64_t completed_ = 0, rejected_ = 0, failed_ = 0, unfinished_ = 0;
-  int64_t measured_ = 0, measured_completed_ = 0, single_token_ = 0, met_slo_ = 0;
+  int64_t measured_ = 0, measured_completed_ = 0, single_token_ = 0, met_slo_ = 0, truncated_ = 0;
   int64_t out_tokens_ = 0, in_tokens_ = 0;
-  std::vector<double> ttft_ms_, tpot_ms_, e2e_ms_, queue_ms_;
+  // Exact values (ms) up to exact_latency_limit, then histograms (ns).
+  class Latencies {
+   public:
+    void Add(double ms);
+    void ToHistogram();
+    bool exact() const { return exact_; }
+    Distribution Describe() const;
+
+   private:
+    bool exact_ = true;
+    std::vector<double> ms_;
+    LogHistogram ns_;
+  };
+  Latencies ttft_, tpot_, e2e_, queue_;
   LogHistogram itl_;
+  OverloadMonitor overload_;
   std::vector<std::pair<std::string, int64_t>> reasons_;
-  std::vector<int64_t> waiting_by_second_;  // summed over replicas
-  SimTime last_arrival_ = 0;
-  bool trace_first_ = true;
+  SimTime last_arrival_ = -1, last_finish_ = -1, max_gap_ = 0;
+  SimTime trace_cut_ = -1;  // iterations from here on are not traced
 };
 
 // The stdout table: a few lines a person reads.

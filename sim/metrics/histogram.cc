@@ -10,23 +10,23 @@ namespace fleetsim {
 
 int LogHistogram::BucketOf(int64_t value) {
   FLEETSIM_CHECK(value >= 0);
-  if (value < 64) return static_cast<int>(value);
-  const int e = 63 - std::countl_zero(static_cast<uint64_t>(value));  // >= 6
-  const int sub = static_cast<int>((value >> (e - 6)) & 63);
-  return (e - 5) * 64 + sub;
+  if (value < kSub) return static_cast<int>(value);
+  const int e = 63 - std::countl_zero(static_cast<uint64_t>(value));  // >= kSubBits
+  const int sub = static_cast<int>((value >> (e - kSubBits)) & (kSub - 1));
+  return (e - kSubBits + 1) * kSub + sub;
 }
 
 int64_t LogHistogram::BucketLow(int bucket) {
-  if (bucket < 64) return bucket;
-  const int e = bucket / 64 + 5;
-  const int sub = bucket % 64;
-  return (int64_t{64} + sub) << (e - 6);
+  if (bucket < kSub) return bucket;
+  const int e = bucket / kSub + kSubBits - 1;
+  const int sub = bucket % kSub;
+  return (int64_t{kSub} + sub) << (e - kSubBits);
 }
 
 int64_t LogHistogram::BucketHigh(int bucket) {
-  if (bucket < 64) return bucket + 1;
-  const int e = bucket / 64 + 5;
-  return BucketLow(bucket) + (int64_t{1} << (e - 6));
+  if (bucket < kSub) return bucket + 1;
+  const int e = bucket / kSub + kSubBits - 1;
+  return BucketLow(bucket) + (int64_t{1} << (e - kSubBits));
 }
 
 void LogHistogram::Add(int64_t value, int64_t count) {
@@ -44,6 +44,21 @@ void LogHistogram::Add(int64_t value, int64_t count) {
   sum_ += static_cast<__int128>(value) * count;
 }
 
+void LogHistogram::Merge(const LogHistogram& other) {
+  if (other.count_ == 0) return;
+  if (buckets_.size() < other.buckets_.size()) buckets_.resize(other.buckets_.size(), 0);
+  for (size_t b = 0; b < other.buckets_.size(); ++b) buckets_[b] += other.buckets_[b];
+  if (count_ == 0) {
+    min_ = other.min_;
+    max_ = other.max_;
+  } else {
+    min_ = std::min(min_, other.min_);
+    max_ = std::max(max_, other.max_);
+  }
+  count_ += other.count_;
+  sum_ += other.sum_;
+}
+
 double LogHistogram::Quantile(double q) const {
   if (count_ == 0) return 0.0;
   // Nearest rank: the smallest value with at least ceil(q * n) values <= it.
@@ -54,7 +69,7 @@ double LogHistogram::Quantile(double q) const {
     seen += buckets_[b];
     if (seen >= rank) {
       const int bi = static_cast<int>(b);
-      if (bi < 64) return static_cast<double>(bi);
+      if (bi < kSub) return static_cast<double>(bi);
       double mid = 0.5 * static_cast<double>(BucketLow(bi) + BucketHigh(bi) - 1);
       return std::clamp(mid, static_cast<double>(min_), static_cast<double>(max_));
     }

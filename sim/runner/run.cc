@@ -7,9 +7,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 
+#include "base/sha256.h"
 #include "model/profile.h"
 #include "model/profile_perf_model.h"
 #include "sim/cluster/replica.h"
@@ -107,6 +109,7 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   std::unique_ptr<BatchScheduler> probe;
   FLEETSIM_RETURN_IF_ERROR(plan->scheduler->factory(plan->limits, p.scheduler_options, &probe)
                                .WithPrefix(p.path + "."));
+  plan->step = probe->step_limits();
   plan->preemption = p.preemption == "swap" ? PreemptionMode::kSwap : PreemptionMode::kRecompute;
   if (p.prefix_caching.value_or(false) && !probe->prefix_cache_policy().supported)
     return Status::Invalid(p.path + ".prefix_caching: the " + p.scheduler + " scheduler has no prefix cache");
@@ -215,12 +218,64 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
   return Status::Ok();
 }
 
-Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
+namespace {
+
+// The identity of a run: hashes of the scenario, of every file it reads and
+// of the overrides, so two summaries can be told apart without their folders.
+Status Identify(const ScenarioSpec& spec, uint64_t seed, RunIdentity* id) {
+  id->scenario = !spec.name.empty() ? spec.name : std::filesystem::path(spec.file).stem().string();
+  id->scenario_sha256 = spec.sha256;
+  id->seed = seed;
+  id->fleetsim_version = FLEETSIM_VERSION;
+  id->overrides = spec.overrides;
+  std::string inputs = "scenario " + spec.sha256 + "\n";
+  auto add_file = [&](const char* role, const std::string& path) -> Status {
+    if (path.empty()) return Status::Ok();
+    std::string hex;
+    FLEETSIM_RETURN_IF_ERROR(Sha256File(path, &hex).WithPrefix(spec.file + ": " + role + ": "));
+    inputs += std::string(role) + " " + hex + "\n";
+    return Status::Ok();
+  };
+  if (spec.traffic.kind == TrafficSpec::Kind::kTrace) {
+    FLEETSIM_RETURN_IF_ERROR(add_file("traffic.trace.path", spec.traffic.path));
+  } else {
+    FLEETSIM_RETURN_IF_ERROR(add_file("traffic.generator.lengths_csv", spec.traffic.lengths_csv));
+  }
+  FLEETSIM_RETURN_IF_ERROR(add_file("perf.profile", spec.perf_profile));
+  for (const std::string& o : spec.overrides) inputs += "set " + o + "\n";
+  id->inputs_sha256 = Sha256Hex(inputs);
+  return Status::Ok();
+}
+
+// A first guess of the simulated span, to pick timeseries.csv's interval
+// before the run; 0 when unknown (a trace).
+SimTime EstimatedSpan(const ScenarioSpec& s) {
+  double span = 0;
+  const TrafficSpec& t = s.traffic;
+  if (t.kind == TrafficSpec::Kind::kGenerator) {
+    if (std::isfinite(t.max_arrival_s)) {
+      span = t.max_arrival_s;
+    } else if (t.max_requests < std::numeric_limits<int64_t>::max() && t.rate_per_s > 0) {
+      span = static_cast<double>(t.max_requests) / t.rate_per_s;
+    }
+  }
+  if (s.duration_s) span = span > 0 ? std::min(span, *s.duration_s) : *s.duration_s;
+  return span > 0 && span < 1e9 ? SecondsToTime(span) : 0;
+}
+
+constexpr SimTime kDay = 86400 * kSecond;
+
+}  // namespace
+
+Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options,
                         const std::function<void(const Progress&)>& progress, RunReport* report) {
   const auto wall_start = std::chrono::steady_clock::now();
   auto wall_s = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   };
+  const uint64_t seed = options.seed;
+  RunFacts facts;
+  FLEETSIM_RETURN_IF_ERROR(Identify(spec_, seed, &facts.identity));
   Simulation sim(seed);
 
   // Nothing arrives after duration_s, so a generator may stop there.
@@ -251,6 +306,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
       ro.pool = static_cast<int>(pi);
       ro.model = p.model->name;
       ro.max_model_len = static_cast<int>(p.max_model_len);
+      ro.truncate_over_max_model_len = p.spec->over_max_model_len == "truncate";
       ro.preemption = p.preemption;
       ro.host_kv_blocks = p.host_kv_blocks;
       ro.prefix_caching = p.spec->prefix_caching;
@@ -303,7 +359,17 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
   };
   if (have) sim.At(next.arrival, arrive);
 
-  // Per-second samples for timeseries.csv and overload detection.
+  // Samples for timeseries.csv: every `interval`, coarsened so the file
+  // stays within options.timeseries_max_rows; idle stretches are skipped.
+  const int64_t nrep = static_cast<int64_t>(replicas.size());
+  SimTime interval = options.timeseries_interval > 0 ? options.timeseries_interval : kSecond;
+  if (const SimTime span = EstimatedSpan(spec_); span > 0) {
+    // Aim at a quarter of the budget, leaving room for the drain.
+    const int64_t ticks_allowed = std::max<int64_t>(1, options.timeseries_max_rows / 4 / std::max<int64_t>(nrep, 1));
+    while (span / interval > ticks_allowed) interval *= 2;
+  }
+  report->timeseries_intervals = {{0.0, TimeToSeconds(interval)}};
+  int64_t rows = 0, rows_at_interval_start = 0;
   SimTime last_sample = 0;
   auto sample_all = [&](SimTime t) {
     for (auto& r : replicas) {
@@ -319,23 +385,46 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
       metrics->OnSample(s);
       arrivals_in_interval[s.replica] = 0;
     }
+    rows += nrep;
     last_sample = t;
   };
-  std::function<void()> sampler = [&] {
-    sample_all(sim.now());
-    if (sim.pending() > 0 || have) sim.At(sim.now() + kSecond, sampler);
+  auto fleet_idle = [&] {
+    for (auto& r : replicas)
+      if (r->outstanding() > 0 || r->busy()) return false;
+    return true;
   };
-  sim.At(kSecond, sampler);
+  std::function<void()> sampler = [&] {
+    if (sim.pending() == 0 && !have) return;  // only the sampler was left: the run is over
+    sample_all(sim.now());
+    if (rows - rows_at_interval_start >= (options.timeseries_max_rows - rows_at_interval_start) / 2) {
+      interval *= 2;
+      rows_at_interval_start = rows;
+      report->timeseries_intervals.emplace_back(TimeToSeconds(sim.now()), TimeToSeconds(interval));
+    }
+    // The end-of-run sample needs room too.
+    if (options.timeseries_max_rows - rows < 2 * nrep) return;
+    SimTime next = sim.now() + interval;
+    const SimTime next_event = sim.next_time();
+    if (fleet_idle() && next_event > next) next = sim.now() + (next_event - sim.now() + interval - 1) / interval * interval;
+    sim.At(next, sampler);
+  };
+  sim.At(interval, sampler);
 
   // Run in slices of simulated time so progress can be reported.
   const SimTime until = spec_.duration_s ? SecondsToTime(*spec_.duration_s) : kTimeNever;
   double last_progress = 0;
   bool stopped_by_error = false;
+  bool interrupted = false;
   while (sim.pending() > 0) {
-    const SimTime slice_end = std::min(until, sim.now() + 10 * kSecond);
+    // Slices of 10 simulated seconds, or up to the next event across a gap.
+    const SimTime slice_end = std::min(until, std::max(sim.now() + 10 * kSecond, sim.next_time()));
     sim.Run(slice_end);
     if (!source_status.ok()) {
       stopped_by_error = true;
+      break;
+    }
+    if (options.stop && *options.stop) {
+      interrupted = true;
       break;
     }
     if (progress) {
@@ -347,23 +436,31 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
     }
     if (sim.now() >= until) break;
   }
-  if (stopped_by_error) {
+  if (stopped_by_error || interrupted) {
     (void)metrics->Close();
+    if (interrupted) return Status::Invalid("interrupted");
     return source_status.WithPrefix(spec_.file + ": ");
   }
   const bool hit_duration = sim.pending() > 0;
-  // The run ends at the last event, or at duration_s with work left.
-  const SimTime end = hit_duration ? until : sim.now();
+  // The run ends at the last request to leave (its exact time, not a
+  // sampling tick), or at duration_s with work left.
+  const SimTime end =
+      hit_duration ? until : std::max<SimTime>({metrics->last_finish(), metrics->last_arrival(), 0});
   if (end > last_sample) sample_all(end);
   for (auto& r : replicas) r->ReportUnfinished(end, "run_ended");
 
-  RunFacts facts;
   facts.end = end;
   facts.events = sim.events_processed();
   facts.hit_duration = hit_duration;
   for (const PoolPlan& p : pools_) {
     RunFacts::Pool fp;
     fp.name = p.spec->name;
+    fp.model = p.model->name;
+    fp.gpu = p.gpu->name;
+    fp.scheduler = p.spec->scheduler;
+    fp.engine = p.spec->engine;
+    fp.tp = p.shard.tp;
+    fp.pp = p.shard.pp;
     fp.replicas = p.spec->replicas;
     fp.gpus_per_replica = p.shard.gpus();
     fp.usd_per_gpu_hour = p.usd_per_gpu_hour;
@@ -393,6 +490,17 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, uint64_t seed,
   }
 
   report->summary = metrics->Summarize(facts);
+  if (metrics->max_arrival_gap() > kDay || metrics->last_arrival() > 30 * kDay) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "the simulated span is %.1f days for %lld requests (arrivals up to %.1f days apart): "
+                  "check the trace's timestamps and traffic.trace.rate_scale",
+                  TimeToSeconds(metrics->last_arrival()) / 86400.0, static_cast<long long>(metrics->arrived()),
+                  TimeToSeconds(metrics->max_arrival_gap()) / 86400.0);
+    report->summary.warnings.push_back(buf);
+  }
+  report->timeseries_rows = rows;
+  report->trace_sampled = metrics->trace_sampled();
   FLEETSIM_RETURN_IF_ERROR(metrics->Close());
   FLEETSIM_CHECK(report->summary.arrived ==
                  report->summary.completed + report->summary.rejected + report->summary.failed +

@@ -3,6 +3,7 @@
 // stream the traffic through it, and summarise.
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -37,6 +38,7 @@ struct PoolPlan {
   const SchedulerRegistry::Entry* scheduler = nullptr;
   ShardPlan shard;
   SchedulerLimits limits;
+  StepLimits step;               // what an iteration holds under the pool's scheduler
   MemoryPlan memory;
   int64_t max_model_len = 0;     // the engine's limit: the model's, or the pool's lower override
   PreemptionMode preemption = PreemptionMode::kRecompute;
@@ -52,11 +54,31 @@ struct Progress {
   double wall_s = 0;
 };
 
+// How to run, beyond the scenario.
+struct RunOptions {
+  uint64_t seed = 0;
+  // timeseries.csv starts at this interval (0: 1 s, or coarser when the
+  // run's span is known to need it) and doubles whenever the rows written
+  // reach half of what is left of timeseries_max_rows, so the file never
+  // holds more rows than that. Idle stretches (no request in the fleet,
+  // nothing arriving) write no rows.
+  SimTime timeseries_interval = 0;
+  int64_t timeseries_max_rows = 1000000;
+  // Set asynchronously (a signal handler); the run stops at the next slice
+  // with a Status saying so.
+  const volatile std::sig_atomic_t* stop = nullptr;
+};
+
 struct RunReport {
   Summary summary;
   double wall_s = 0;
   uint64_t events = 0;
   int64_t peak_rss_kb = 0;
+  // timeseries.csv's sampling: (from simulated second, interval in seconds),
+  // one entry per change of interval.
+  std::vector<std::pair<double, double>> timeseries_intervals;
+  int64_t timeseries_rows = 0;
+  bool trace_sampled = false;  // trace.json holds MetricsOptions::trace_requests requests
 };
 
 class ScenarioRun {
@@ -72,8 +94,14 @@ class ScenarioRun {
   // Runs it. `seed` overrides the scenario's. `progress`, if set, is
   // called about once a second of wall time. Row errors in a trace stop the
   // run with their file:line Status.
+  Status Run(const MetricsOptions& outputs, const RunOptions& options,
+             const std::function<void(const Progress&)>& progress, RunReport* report);
   Status Run(const MetricsOptions& outputs, uint64_t seed, const std::function<void(const Progress&)>& progress,
-             RunReport* report);
+             RunReport* report) {
+    RunOptions o;
+    o.seed = seed;
+    return Run(outputs, o, progress, report);
+  }
 
  private:
   ScenarioRun(const ScenarioSpec& spec, const Catalog& catalog, const Policies& policies)

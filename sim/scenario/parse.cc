@@ -11,6 +11,8 @@
 #include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
+
+#include "base/sha256.h"
 #include <sstream>
 
 namespace fleetsim {
@@ -30,7 +32,7 @@ const KeyTable kTables[] = {
     {"fleet.pools[]",
      {"name", "model", "gpu", "replicas", "tp", "pp", "engine", "scheduler", "scheduler_options", "preemption",
       "swap_space_gib", "max_model_len", "prefix_caching", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
-      "block_size", "pricing_class", "usd_per_gpu_hour"}},
+      "block_size", "pricing_class", "usd_per_gpu_hour", "over_max_model_len"}},
     // The union of every registered scheduler's options; each scheduler
     // refuses the ones that are not its own.
     {"fleet.pools[].scheduler_options",
@@ -400,6 +402,8 @@ void ParsePools(Obj& fleet, ScenarioSpec* spec, Status* err) {
     if (pre >= 0) p.preemption = pre == 0 ? "recompute" : "swap";
     o.Number("swap_space_gib", &p.swap_space_gib, Obj::Range::kNonNegative);
     o.OptInt("max_model_len", &p.max_model_len, 1, int64_t{1} << 30);
+    if (const int over = o.Choice("over_max_model_len", {"reject", "truncate"}, false); over >= 0)
+      p.over_max_model_len = over == 0 ? "reject" : "truncate";
     o.OptBool("prefix_caching", &p.prefix_caching);
     o.OptInt("max_num_batched_tokens", &p.max_num_batched_tokens, 1, int64_t{1} << 30);
     o.OptInt("max_num_seqs", &p.max_num_seqs, 1, int64_t{1} << 30);
@@ -413,10 +417,60 @@ void ParsePools(Obj& fleet, ScenarioSpec* spec, Status* err) {
   }
 }
 
+// Sets the value at `key` ("a.b[0].c") in `j`, creating object keys (the
+// parser then checks them like any other) but not array elements.
+Status ApplyOverride(const std::string& assignment, json* j) {
+  const std::string where = "--set \"" + assignment + "\": ";
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return Status::Invalid(where + "expected KEY=VALUE, e.g. fleet.pools[0].replicas=4");
+  const std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  json value;
+  try {
+    value = json::parse(text);
+  } catch (const json::exception&) {
+    value = text;  // not JSON: a string, so gpu=H100-SXM needs no quotes
+  }
+  json* node = j;
+  std::string path;
+  size_t i = 0;
+  while (i < key.size()) {
+    size_t end = key.find_first_of(".[", i);
+    if (end == std::string::npos) end = key.size();
+    const std::string name = key.substr(i, end - i);
+    if (name.empty()) return Status::Invalid(where + "empty key in \"" + key + "\"");
+    path += (path.empty() ? "" : ".") + name;
+    if (!node->is_object()) return Status::Invalid(where + path + ": the parent is not an object");
+    node = &(*node)[name];
+    i = end;
+    while (i < key.size() && key[i] == '[') {
+      const size_t close = key.find(']', i);
+      if (close == std::string::npos) return Status::Invalid(where + "unclosed [ in \"" + key + "\"");
+      const std::string digits = key.substr(i + 1, close - i - 1);
+      if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos)
+        return Status::Invalid(where + path + ": expected an array index, got [" + digits + "]");
+      const size_t index = std::stoul(digits);
+      if (!node->is_array()) return Status::Invalid(where + path + ": is not an array");
+      if (index >= node->size())
+        return Status::Invalid(where + path + ": has " + std::to_string(node->size()) + " elements, no [" +
+                               digits + "]");
+      path += "[" + digits + "]";
+      node = &(*node)[index];
+      i = close + 1;
+    }
+    if (i < key.size()) {
+      if (key[i] != '.') return Status::Invalid(where + "unexpected \"" + key.substr(i) + "\" in the key");
+      ++i;
+    }
+  }
+  *node = std::move(value);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ParseScenario(std::string_view text, const std::string& file, const std::string& base_dir,
-                     ScenarioSpec* out) {
+                     ScenarioSpec* out, const std::vector<std::string>& overrides) {
   json j;
   try {
     j = json::parse(text.begin(), text.end());
@@ -427,8 +481,11 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
     size_t p = what.find("] ");
     return Status::Invalid(file + ": invalid JSON: " + (p == std::string::npos ? what : what.substr(p + 2)));
   }
+  for (const std::string& o : overrides) FLEETSIM_RETURN_IF_ERROR(ApplyOverride(o, &j).WithPrefix(file + ": "));
   ScenarioSpec spec;
   spec.file = file;
+  spec.sha256 = Sha256Hex(text);
+  spec.overrides = overrides;
   Status err;
   Obj top(j, "", "", &err);
   top.String("name", &spec.name);
@@ -469,7 +526,7 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
   return Status::Ok();
 }
 
-Status LoadScenarioFile(const std::string& path, ScenarioSpec* out) {
+Status LoadScenarioFile(const std::string& path, ScenarioSpec* out, const std::vector<std::string>& overrides) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return Status::Invalid("cannot read scenario \"" + path + "\": is a directory");
@@ -479,7 +536,7 @@ Status LoadScenarioFile(const std::string& path, ScenarioSpec* out) {
   ss << in.rdbuf();
   if (in.bad()) return Status::Invalid("cannot read scenario \"" + path + "\": " + std::strerror(errno));
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return ParseScenario(ss.str(), path, dir, out);
+  return ParseScenario(ss.str(), path, dir, out, overrides);
 }
 
 std::vector<std::string> ScenarioKeyPaths() {

@@ -31,6 +31,10 @@ struct PoolSpec {
   std::string preemption = "recompute";  // "recompute" or "swap"
   double swap_space_gib = 4;             // host memory per GPU for swapped KV (vLLM's --swap-space)
   std::optional<int64_t> max_model_len;  // engine's context limit, at most the model's
+  // A request whose prompt + output exceeds max_model_len: "reject" it (as
+  // the engines do) or "truncate" it to fit, as other simulators do (the
+  // prompt keeps max_model_len - output tokens, then the output is cut).
+  std::string over_max_model_len = "reject";
   std::optional<bool> prefix_caching;    // unset: the scheduler's engine default (vllm, sglang on)
   // vLLM defaults when unset: 8192 tokens and 1024 sequences on GPUs of
   // 70 GiB or more other than A100, else 2048 and 256.
@@ -44,6 +48,8 @@ struct PoolSpec {
 
 struct ScenarioSpec {
   std::string file;            // the scenario file, for messages
+  std::string sha256;          // of the scenario text as read (before overrides)
+  std::vector<std::string> overrides;  // "--set KEY=VALUE" applied, in order
   std::string name;
   std::string description;
   uint64_t seed = 0;

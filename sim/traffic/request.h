@@ -21,6 +21,9 @@ struct Request {
   // prefix exactly as long as their leading common ids. Empty: unknown.
   std::vector<uint64_t> prefix_blocks;
   int32_t prefix_block_tokens = 0;  // tokens per prefix block id (Mooncake: 512)
+  // Set by a replica that cut the prompt (and if need be the output) to its
+  // max_model_len (pools with over_max_model_len "truncate").
+  bool truncated = false;
 };
 
 }  // namespace fleetsim

@@ -1,0 +1,115 @@
+#include "sim/metrics/overload.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/status.h"
+
+namespace fleetsim {
+
+OverloadMonitor::Bin& OverloadMonitor::At(SimTime t) {
+  FLEETSIM_CHECK(t >= warmup_);
+  while ((t - warmup_) / width_ >= kBins) {
+    // Halve the resolution: bin i takes old bins 2i and 2i+1.
+    for (int i = 0; i < kBins / 2; ++i) {
+      Bin merged = std::move(bins_[2 * i]);
+      Bin& other = bins_[2 * i + 1];
+      merged.arrivals += other.arrivals;
+      merged.completions += other.completions;
+      merged.queue.Merge(other.queue);
+      merged.e2e.Merge(other.e2e);
+      bins_[i] = std::move(merged);
+    }
+    for (int i = kBins / 2; i < kBins; ++i) bins_[i] = Bin();
+    width_ *= 2;
+  }
+  return bins_[static_cast<size_t>((t - warmup_) / width_)];
+}
+
+void OverloadMonitor::OnArrival(SimTime at) {
+  if (at < warmup_) return;
+  ++At(at).arrivals;
+  ++arrivals_;
+  last_arrival_ = std::max(last_arrival_, at);
+  completions_at_last_arrival_ = completions_;
+}
+
+void OverloadMonitor::OnCompleted(SimTime arrival, SimTime finish, SimTime queue_delay) {
+  if (finish >= warmup_) {
+    ++At(finish).completions;
+    ++completions_;
+  }
+  if (arrival < warmup_) return;
+  Bin& b = At(arrival);
+  b.queue.Add(std::max<SimTime>(queue_delay, 0));
+  b.e2e.Add(std::max<SimTime>(finish - arrival, 0));
+}
+
+void OverloadMonitor::OnUnscheduled(SimTime arrival, SimTime waited) {
+  if (arrival < warmup_) return;
+  At(arrival).queue.Add(std::max<SimTime>(waited, 0));
+}
+
+OverloadVerdict OverloadMonitor::Judge() const {
+  OverloadVerdict v;
+  const SimTime window = last_arrival_ - warmup_;
+  if (arrivals_ < kMinArrivals || window <= 0) {
+    v.reason = "not judged: fewer than " + std::to_string(kMinArrivals) + " arrivals after warm-up";
+    return v;
+  }
+  // Quarter of a bin: by its midpoint within [0, window).
+  auto quarter = [&](int b) {
+    const double mid = (static_cast<double>(b) + 0.5) * static_cast<double>(width_);
+    return std::min(3, static_cast<int>(4.0 * mid / static_cast<double>(window)));
+  };
+  const int used = static_cast<int>(std::min<SimTime>(window / width_ + 1, kBins));
+  LogHistogram q1_e2e, q2_queue, q4_queue;
+  for (int b = 0; b < used; ++b) {
+    const int q = quarter(b);
+    if (q == 0) q1_e2e.Merge(bins_[b].e2e);
+    if (q == 1) q2_queue.Merge(bins_[b].queue);
+    if (q == 3) q4_queue.Merge(bins_[b].queue);
+  }
+  // (a) What arrived up to (last arrival - lag) should have completed by
+  // the last arrival; the partial bin counts pro rata.
+  const SimTime lag = q1_e2e.count() > 0 ? static_cast<SimTime>(q1_e2e.Quantile(0.5)) : 0;
+  const SimTime horizon = window - lag;
+  double expected = 0;
+  for (int b = 0; b < used && horizon > 0; ++b) {
+    const SimTime lo = b * width_, hi = lo + width_;
+    if (hi <= horizon) {
+      expected += static_cast<double>(bins_[b].arrivals);
+    } else if (lo < horizon) {
+      expected += static_cast<double>(bins_[b].arrivals) * static_cast<double>(horizon - lo) /
+                  static_cast<double>(width_);
+    }
+  }
+  v.judged = true;
+  if (expected >= static_cast<double>(kMinArrivals) / 2) {
+    v.completion_ratio = std::min(1.0, static_cast<double>(completions_at_last_arrival_) / expected);
+    if (*v.completion_ratio < 0.95) {
+      v.overloaded = true;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "completions kept pace with only %.1f%% of arrivals over the arrival window",
+                    100 * *v.completion_ratio);
+      v.reason = buf;
+    }
+  }
+  // (b) Queueing delay growing across the window.
+  constexpr int64_t kMinPerQuarter = 20;
+  if (q2_queue.count() >= kMinPerQuarter && q4_queue.count() >= kMinPerQuarter) {
+    v.queue_p50_ms_q2 = q2_queue.Quantile(0.5) * 1e-6;
+    v.queue_p50_ms_q4 = q4_queue.Quantile(0.5) * 1e-6;
+    if (*v.queue_p50_ms_q4 > 2 * *v.queue_p50_ms_q2 && *v.queue_p50_ms_q4 > 1000.0) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf,
+                    "median queueing delay grew from %.0f ms (second quarter of arrivals) to %.0f ms (last quarter)",
+                    *v.queue_p50_ms_q2, *v.queue_p50_ms_q4);
+      v.reason += std::string(v.overloaded ? "; " : "") + buf;
+      v.overloaded = true;
+    }
+  }
+  return v;
+}
+
+}  // namespace fleetsim

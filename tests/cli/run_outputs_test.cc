@@ -1,0 +1,213 @@
+// `fleetsim run` and `validate` as a user drives them: what a run says it
+// was (hashes checked against sha256sum), --set overrides, outputs that are
+// atomic (a failed, interrupted or concurrent run leaves the folder as it
+// was), per-scheduler traces, and what validate prints.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli/cli_test_util.h"
+
+namespace fleetsim {
+namespace {
+
+using clitest::CommandResult;
+using clitest::RunCommand;
+using clitest::RunFleetsim;
+using clitest::ScratchDir;
+using clitest::ShellQuote;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const char* kScenario = R"({
+  "name": "outputs-test",
+  "seed": 3,
+  "model": "Llama-3.1-8B",
+  "fleet": { "pools": [ { "name": "p", "gpu": "H100-SXM", "replicas": 1, "tp": 1 } ] },
+  "traffic": {
+    "generator": { "arrival": "poisson", "rate_per_s": 5, "prompt_tokens": 100, "output_tokens": 20 },
+    "max_requests": 40
+  }
+})";
+
+json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+std::string Sha256Sum(const std::string& path) {
+  CommandResult r = RunCommand("sha256sum " + ShellQuote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.output.substr(0, 64);
+}
+
+// Nothing but `keep` may remain in the scratch folder: no temporary folder,
+// no lock file.
+void ExpectOnly(const ScratchDir& dir, const std::set<std::string>& keep) {
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    EXPECT_TRUE(keep.count(e.path().filename().string())) << "left behind: " << e.path();
+}
+
+TEST(RunOutputs, SummarySaysWhatTheRunWas) {
+  ScratchDir dir;
+  const std::string s = dir.Write("s.json", kScenario);
+  CommandResult r = RunFleetsim("run " + ShellQuote(s) + " --out " + ShellQuote(dir.File("out")) + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = ReadJson(dir.File("out/summary.json"));
+  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["run"]["scenario"], "outputs-test");
+  EXPECT_EQ(j["run"]["scenario_sha256"], Sha256Sum(s));
+  EXPECT_EQ(j["run"]["seed"], 3);
+  EXPECT_FALSE(j["run"]["fleetsim_version"].get<std::string>().empty());
+  EXPECT_EQ(j["run"]["inputs_sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(j["fleet"]["replicas"], 1);
+  EXPECT_EQ(j["fleet"]["gpus"], 1);
+  EXPECT_EQ(j["fleet"]["pools"][0]["gpu"], "H100-SXM");
+  EXPECT_TRUE(j["cost"].contains("usd_per_hour"));
+  EXPECT_TRUE(j["cost"].contains("usd_per_million_total_tokens"));
+  EXPECT_FALSE(j.contains("wall_s"));  // wall-clock figures stay in run.json
+  json run = ReadJson(dir.File("out/run.json"));
+  EXPECT_TRUE(run.contains("wall_s"));
+  EXPECT_EQ(run["timeseries"]["intervals"][0]["interval_s"], 1.0);
+
+  // Another seed: another identity, same scenario hash.
+  r = RunFleetsim("run " + ShellQuote(s) + " --seed 4 --out " + ShellQuote(dir.File("out4")) + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json k = ReadJson(dir.File("out4/summary.json"));
+  EXPECT_EQ(k["run"]["seed"], 4);
+  EXPECT_EQ(k["run"]["scenario_sha256"], j["run"]["scenario_sha256"]);
+}
+
+TEST(RunOutputs, SetOverridesAnyKeyAndIsRecorded) {
+  ScratchDir dir;
+  const std::string s = dir.Write("s.json", kScenario);
+  CommandResult r = RunFleetsim("run " + ShellQuote(s) + " --set fleet.pools[0].replicas=3 --set " +
+                                ShellQuote("traffic.generator.rate_per_s=12.5") + " --set seed=9 --out " +
+                                ShellQuote(dir.File("out")) + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = ReadJson(dir.File("out/summary.json"));
+  EXPECT_EQ(j["fleet"]["replicas"], 3);
+  EXPECT_EQ(j["run"]["seed"], 9);
+  ASSERT_EQ(j["run"]["overrides"].size(), 3u);
+  EXPECT_EQ(j["run"]["overrides"][1], "traffic.generator.rate_per_s=12.5");
+
+  // Checked exactly like the file.
+  for (const auto& [set, expect] : std::vector<std::pair<std::string, std::string>>{
+           {"fleet.pools[0].replicas=0", "fleet.pools[0].replicas: expected a positive integer"},
+           {"fleet.pools[3].replicas=2", "fleet.pools: has 1 elements, no [3]"},
+           {"fleet.pools[0].gpus=2", "fleet.pools[0].gpus: unknown key"},
+           {"fleet.pools[0].gpu=H2000", "unknown GPU \"H2000\""},
+           {"noequals", "expected KEY=VALUE"}}) {
+    SCOPED_TRACE(set);
+    r = RunFleetsim("validate " + ShellQuote(s) + " --set " + ShellQuote(set));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(expect), std::string::npos) << r.output;
+  }
+}
+
+TEST(RunOutputs, FailedRunLeavesTheOutputFolderUntouched) {
+  ScratchDir dir;
+  // A trace whose 30th row is corrupt: the run fails part-way.
+  std::string trace = "arrival_s,prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 29; ++i) trace += std::to_string(i) + ".5,100,10\n";
+  trace += "30.5,abc,10\n";
+  dir.Write("t.csv", trace);
+  json j = json::parse(kScenario);
+  j["traffic"] = {{"trace", {{"format", "csv"}, {"path", "t.csv"}}}};
+  const std::string s = dir.Write("s.json", j.dump());
+  fs::create_directories(dir.File("out"));
+  dir.Write("out/summary.json", "previous run\n");
+  CommandResult r = RunFleetsim("run " + ShellQuote(s) + " --out " + ShellQuote(dir.File("out")) + " --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  std::ifstream in(dir.File("out/summary.json"));
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text, "previous run\n");
+  EXPECT_FALSE(fs::exists(dir.File("out/requests.csv")));
+  ExpectOnly(dir, {"t.csv", "s.json", "out"});
+}
+
+TEST(RunOutputs, InterruptedRunLeavesTheOutputFolderUntouched) {
+  ScratchDir dir;
+  json j = json::parse(kScenario);
+  j["traffic"]["max_requests"] = 50000000;  // far longer than the test waits
+  j["traffic"]["generator"]["rate_per_s"] = 1000;
+  j["fleet"]["pools"][0]["replicas"] = 64;
+  const std::string s = dir.Write("s.json", j.dump());
+  fs::create_directories(dir.File("out"));
+  dir.Write("out/summary.json", "previous run\n");
+  for (const char* sig : {"INT", "TERM"}) {
+    SCOPED_TRACE(sig);
+    CommandResult r = RunCommand("timeout --preserve-status -s " + std::string(sig) + " 1 " + clitest::FleetsimBinary() + " run " +
+                                 ShellQuote(s) + " --out " + ShellQuote(dir.File("out")) + " --quiet");
+    EXPECT_EQ(r.exit_code, std::string(sig) == "INT" ? 130 : 143) << r.output;
+    EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
+    std::ifstream in(dir.File("out/summary.json"));
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(text, "previous run\n");
+    ExpectOnly(dir, {"s.json", "out"});
+  }
+}
+
+TEST(RunOutputs, SecondRunIntoABusyFolderIsRefused) {
+  ScratchDir dir;
+  const std::string s = dir.Write("s.json", kScenario);
+  // A lock held by a live process (this test).
+  dir.Write(".out.lock", std::to_string(::getpid()) + "\n");
+  CommandResult r = RunFleetsim("run " + ShellQuote(s) + " --out " + ShellQuote(dir.File("out")) + " --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("is in use by another fleetsim command"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(dir.File("out")), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir.File("out")));
+  // A lock whose owner is gone is taken over.
+  dir.Write(".out.lock", "999999999\n");
+  r = RunFleetsim("run " + ShellQuote(s) + " --out " + ShellQuote(dir.File("out")) + " --quiet");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir.File("out/summary.json")));
+  ExpectOnly(dir, {"s.json", "out"});
+}
+
+TEST(RunOutputs, CompareWithTraceWritesATracePerScheduler) {
+  ScratchDir dir;
+  const std::string s = dir.Write("s.json", kScenario);
+  CommandResult r = RunFleetsim("run " + ShellQuote(s) + " --compare schedulers --trace --out " +
+                                ShellQuote(dir.File("cmp")) + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  int traced = 0;
+  for (const auto& e : fs::directory_iterator(dir.File("cmp"))) {
+    if (!e.is_directory()) continue;
+    EXPECT_TRUE(fs::exists(e.path() / "trace.json")) << e.path();
+    ++traced;
+  }
+  EXPECT_GE(traced, 4);
+}
+
+TEST(RunOutputs, ValidatePrintsTheBudgetTheSchedulerApplies) {
+  ScratchDir dir;
+  json j = json::parse(kScenario);
+  j["fleet"]["pools"][0]["scheduler"] = "sarathi";
+  j["fleet"]["pools"][0]["scheduler_options"] = {{"chunk_size", 768}};
+  const std::string s = dir.Write("s.json", j.dump());
+  CommandResult r = RunFleetsim("validate " + ShellQuote(s));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("budget 768 tokens per iteration (scheduler_options.chunk_size)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("generator: 5 requests per second, 40 requests"), std::string::npos) << r.output;
+}
+
+TEST(RunOutputs, HelpAndReadmeAgreeOnTheDefaultOutputFolder) {
+  CommandResult r = RunFleetsim("run --help");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string phrase = "out/<scenario file name without .json>";
+  EXPECT_NE(r.output.find(phrase), std::string::npos) << r.output;
+  std::ifstream in(std::string(FLEETSIM_SOURCE_DIR) + "/README.md");
+  std::string readme((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(readme.find(phrase), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fleetsim

@@ -1,0 +1,145 @@
+// Shared rig of the end-to-end scenario tests: the catalogue and policies,
+// scratch folders, running a spec, and reading requests.csv exactly.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "model/catalog.h"
+#include "sim/runner/run.h"
+#include "sim/scenario/parse.h"
+
+namespace fleetsim {
+
+inline std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+namespace fs = std::filesystem;
+
+
+struct World {
+  World() {
+    Status s = Catalog::LoadBuiltin(&catalog);
+    if (!s.ok()) ADD_FAILURE() << s.message();
+    RegisterBuiltins(&policies);
+  }
+  Catalog catalog;
+  Policies policies;
+};
+
+inline const World& TheWorld() {
+  static const World* w = new World();
+  return *w;
+}
+
+inline fs::path TempDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("fleetsim_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+struct Outcome {
+  Summary summary;
+  std::string summary_json;
+  std::string requests_csv;
+  std::string timeseries_csv;  // with RunSpecWith(..., timeseries = true)
+  RunReport report;
+};
+
+// Runs `spec` with `options`; `metrics` names no files (they go into a
+// scratch folder). Expects success.
+inline Outcome RunSpecWith(const ScenarioSpec& spec, const RunOptions& options, MetricsOptions mo,
+                           const std::string& tag, bool timeseries = false) {
+  Outcome o;
+  std::unique_ptr<ScenarioRun> run;
+  Status s = ScenarioRun::Build(spec, TheWorld().catalog, TheWorld().policies, &run);
+  EXPECT_TRUE(s.ok()) << s.message();
+  if (!s.ok()) return o;
+  fs::path dir = TempDir(tag);
+  mo.requests_csv = (dir / "requests.csv").string();
+  if (timeseries) mo.timeseries_csv = (dir / "timeseries.csv").string();
+  s = run->Run(mo, options, nullptr, &o.report);
+  EXPECT_TRUE(s.ok()) << s.message();
+  o.summary = o.report.summary;
+  o.summary_json = SummaryToJson(o.summary);
+  o.requests_csv = ReadFile(dir / "requests.csv");
+  if (timeseries) o.timeseries_csv = ReadFile(dir / "timeseries.csv");
+  fs::remove_all(dir);
+  return o;
+}
+
+inline Outcome RunSpec(const ScenarioSpec& spec, uint64_t seed, const std::string& tag) {
+  Outcome o;
+  std::unique_ptr<ScenarioRun> run;
+  Status s = ScenarioRun::Build(spec, TheWorld().catalog, TheWorld().policies, &run);
+  EXPECT_TRUE(s.ok()) << s.message();
+  if (!s.ok()) return o;
+  fs::path dir = TempDir(tag);
+  MetricsOptions mo;
+  mo.requests_csv = (dir / "requests.csv").string();
+  RunReport report;
+  s = run->Run(mo, seed, nullptr, &report);
+  EXPECT_TRUE(s.ok()) << s.message();
+  o.summary = report.summary;
+  o.summary_json = SummaryToJson(report.summary);
+  o.requests_csv = ReadFile(dir / "requests.csv");
+  fs::remove_all(dir);
+  return o;
+}
+
+inline ScenarioSpec LoadBundled(const std::string& name) {
+  ScenarioSpec spec;
+  Status s = LoadScenarioFile(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", &spec);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return spec;
+}
+
+inline void ExpectConservation(const Summary& s) {
+  EXPECT_EQ(s.arrived, s.completed + s.rejected + s.failed + s.unfinished);
+}
+
+// Rows of requests.csv as id -> fields.
+inline std::vector<std::vector<std::string>> CsvRows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::string cell;
+    std::istringstream ls(line);
+    while (std::getline(ls, cell, ',')) f.push_back(cell);
+    if (!line.empty() && line.back() == ',') f.push_back("");
+    rows.push_back(f);
+  }
+  return rows;
+}
+
+// "12.000000345" -> 12000000345 ns, exactly.
+// Lines in `text` (a final line without its newline counts).
+inline int64_t CountLinesOf(const std::string& text) {
+  int64_t n = 0;
+  for (char c : text) n += c == '\n';
+  return n + (!text.empty() && text.back() != '\n');
+}
+
+inline SimTime ParseSeconds(const std::string& s) {
+  size_t dot = s.find('.');
+  EXPECT_NE(dot, std::string::npos) << s;
+  EXPECT_EQ(s.size() - dot - 1, 9u) << s;
+  return std::stoll(s.substr(0, dot)) * kSecond + std::stoll(s.substr(dot + 1));
+}
+
+
+}  // namespace fleetsim
