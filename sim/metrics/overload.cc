@@ -7,6 +7,28 @@
 
 namespace fleetsim {
 
+void CoarseHistogram::Add(SimTime ns) {
+  const int b = ns <= 1 ? 0 : std::min(kBuckets - 1, static_cast<int>(4.0 * std::log2(static_cast<double>(ns))));
+  ++counts_[b];
+  ++count_;
+}
+
+void CoarseHistogram::Merge(const CoarseHistogram& other) {
+  for (int b = 0; b < kBuckets; ++b) counts_[b] += other.counts_[b];
+  count_ += other.count_;
+}
+
+double CoarseHistogram::Median() const {
+  if (count_ == 0) return 0;
+  const int64_t rank = (count_ + 1) / 2;
+  int64_t seen = 0;
+  for (int b = 0; b < kBuckets; ++b) {
+    seen += counts_[b];
+    if (seen >= rank) return std::exp2((b + 0.5) / 4.0);
+  }
+  return std::exp2(kBuckets / 4.0);
+}
+
 OverloadMonitor::Bin& OverloadMonitor::At(SimTime t) {
   FLEETSIM_CHECK(t >= warmup_);
   while ((t - warmup_) / width_ >= kBins) {
@@ -63,7 +85,7 @@ OverloadVerdict OverloadMonitor::Judge() const {
     return std::min(3, static_cast<int>(4.0 * mid / static_cast<double>(window)));
   };
   const int used = static_cast<int>(std::min<SimTime>(window / width_ + 1, kBins));
-  LogHistogram q1_e2e, q2_queue, q4_queue;
+  CoarseHistogram q1_e2e, q2_queue, q4_queue;
   for (int b = 0; b < used; ++b) {
     const int q = quarter(b);
     if (q == 0) q1_e2e.Merge(bins_[b].e2e);
@@ -72,7 +94,7 @@ OverloadVerdict OverloadMonitor::Judge() const {
   }
   // (a) What arrived up to (last arrival - lag) should have completed by
   // the last arrival; the partial bin counts pro rata.
-  const SimTime lag = q1_e2e.count() > 0 ? static_cast<SimTime>(q1_e2e.Quantile(0.5)) : 0;
+  const SimTime lag = q1_e2e.count() > 0 ? static_cast<SimTime>(q1_e2e.Median()) : 0;
   const SimTime horizon = window - lag;
   double expected = 0;
   for (int b = 0; b < used && horizon > 0; ++b) {
@@ -98,8 +120,8 @@ OverloadVerdict OverloadMonitor::Judge() const {
   // (b) Queueing delay growing across the window.
   constexpr int64_t kMinPerQuarter = 20;
   if (q2_queue.count() >= kMinPerQuarter && q4_queue.count() >= kMinPerQuarter) {
-    v.queue_p50_ms_q2 = q2_queue.Quantile(0.5) * 1e-6;
-    v.queue_p50_ms_q4 = q4_queue.Quantile(0.5) * 1e-6;
+    v.queue_p50_ms_q2 = q2_queue.Median() * 1e-6;
+    v.queue_p50_ms_q4 = q4_queue.Median() * 1e-6;
     if (*v.queue_p50_ms_q4 > 2 * *v.queue_p50_ms_q2 && *v.queue_p50_ms_q4 > 1000.0) {
       char buf[200];
       std::snprintf(buf, sizeof buf,

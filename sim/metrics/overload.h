@@ -12,7 +12,7 @@
 // A burst that drains after the last arrival is neither. Arrivals, queueing
 // delays and end-to-end latencies are binned by arrival time, completions by
 // finish time; the bins double their width as the run grows, so quarters are
-// resolved to 1/kBins of the window.
+// resolved to 1/kBins of the window, and medians to a quarter of an octave.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "sim/engine/time.h"
-#include "sim/metrics/histogram.h"
 
 namespace fleetsim {
 
@@ -32,6 +31,22 @@ struct OverloadVerdict {
   std::optional<double> completion_ratio;  // (a): completions / arrivals expected to complete
   std::optional<double> queue_p50_ms_q2;   // (b): median queueing delay, second quarter
   std::optional<double> queue_p50_ms_q4;   //      and last quarter of the arrival window
+};
+
+// Counts of durations in buckets a quarter of an octave wide (19% apart)
+// from 1 ns to 2^64 ns: 1 KiB, for medians compared by factors of two.
+class CoarseHistogram {
+ public:
+  void Add(SimTime ns);
+  void Merge(const CoarseHistogram& other);
+  int64_t count() const { return count_; }
+  // The median's bucket, as its geometric midpoint in ns; 0 when empty.
+  double Median() const;
+
+ private:
+  static constexpr int kBuckets = 256;
+  uint32_t counts_[kBuckets] = {};
+  int64_t count_ = 0;
 };
 
 class OverloadMonitor {
@@ -54,8 +69,8 @@ class OverloadMonitor {
   struct Bin {
     int64_t arrivals = 0;
     int64_t completions = 0;  // by finish time
-    LogHistogram queue;       // by arrival time, ns
-    LogHistogram e2e;         // by arrival time, ns
+    CoarseHistogram queue;    // by arrival time
+    CoarseHistogram e2e;      // by arrival time
   };
   // The bin of time `t` >= warmup, widening the bins until it fits.
   Bin& At(SimTime t);
