@@ -43,11 +43,11 @@ TEST_P(GoldenScenario, SummaryMatchesGoldenAndConserves) {
 #ifdef FLEETSIM_SLOW_TESTS
 INSTANTIATE_TEST_SUITE_P(Bundled, GoldenScenario,
                          ::testing::Values("quickstart", "azure-conv-llama70b-h100", "scheduler-compare",
-                                           "mooncake-prefix", "llama2-7b-h100-vidur", "bench-1m"));
+                                           "mooncake-prefix", "llama2-7b-h100-vidur", "memory-pressure", "bench-1m"));
 #else
 INSTANTIATE_TEST_SUITE_P(Bundled, GoldenScenario,
                          ::testing::Values("quickstart", "azure-conv-llama70b-h100", "scheduler-compare",
-                                           "mooncake-prefix", "llama2-7b-h100-vidur"));
+                                           "mooncake-prefix", "llama2-7b-h100-vidur", "memory-pressure"));
 #endif
 
 TEST(Scenario, SameSeedGivesByteIdenticalOutputs) {
@@ -124,6 +124,43 @@ TEST(Scenario, TraceIsValidChromeTraceJson) {
   EXPECT_EQ(begins, 200);
   EXPECT_EQ(ends, 200);
   EXPECT_GT(iterations, 200);
+}
+
+// memory-pressure gives the KV cache room for a few long requests only: the
+// vLLM scheduler must preempt, and every preempted request is recomputed
+// and still completes. The per-request preemption counts in requests.csv
+// add up to the summary's total (two separate counters), and at every
+// sampled second the KV cache is within its capacity.
+TEST(Scenario, MemoryPressurePreemptsByRecomputeAndStillCompletesEveryRequest) {
+  ScenarioSpec spec = LoadBundled("memory-pressure");
+  std::unique_ptr<ScenarioRun> run;
+  ASSERT_TRUE(ScenarioRun::Build(spec, TheWorld().catalog, TheWorld().policies, &run).ok());
+  fs::path dir = TempDir("pressure");
+  MetricsOptions mo;
+  mo.requests_csv = (dir / "requests.csv").string();
+  mo.timeseries_csv = (dir / "timeseries.csv").string();
+  RunReport report;
+  ASSERT_TRUE(run->Run(mo, spec.seed, nullptr, &report).ok());
+  const std::string requests = ReadFile(dir / "requests.csv");
+  const std::string timeseries = ReadFile(dir / "timeseries.csv");
+  fs::remove_all(dir);
+  const Summary& s = report.summary;
+  ExpectConservation(s);
+  EXPECT_EQ(s.completed, s.arrived);
+  EXPECT_GT(s.preemptions, 100);
+  int64_t preempted_requests = 0, preemptions = 0;
+  for (const auto& r : CsvRows(requests)) {
+    EXPECT_EQ(r[10], "completed");
+    const int64_t n = std::stoll(r[9]);
+    preemptions += n;
+    preempted_requests += n > 0;
+  }
+  EXPECT_EQ(preemptions, s.preemptions);
+  EXPECT_GT(preempted_requests, 50);
+  double peak_kv = 0;
+  for (const auto& r : CsvRows(timeseries)) peak_kv = std::max(peak_kv, std::stod(r[5]));
+  EXPECT_LE(peak_kv, 1.0);
+  EXPECT_GT(peak_kv, 0.9);  // the cache did fill
 }
 
 // One replica, constant arrivals one second apart (far below capacity),
