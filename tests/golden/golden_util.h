@@ -80,22 +80,9 @@ inline Outcome RunSpecWith(const ScenarioSpec& spec, const RunOptions& options, 
 }
 
 inline Outcome RunSpec(const ScenarioSpec& spec, uint64_t seed, const std::string& tag) {
-  Outcome o;
-  std::unique_ptr<ScenarioRun> run;
-  Status s = ScenarioRun::Build(spec, TheWorld().catalog, TheWorld().policies, &run);
-  EXPECT_TRUE(s.ok()) << s.message();
-  if (!s.ok()) return o;
-  fs::path dir = TempDir(tag);
-  MetricsOptions mo;
-  mo.requests_csv = (dir / "requests.csv").string();
-  RunReport report;
-  s = run->Run(mo, seed, nullptr, &report);
-  EXPECT_TRUE(s.ok()) << s.message();
-  o.summary = report.summary;
-  o.summary_json = SummaryToJson(report.summary);
-  o.requests_csv = ReadFile(dir / "requests.csv");
-  fs::remove_all(dir);
-  return o;
+  RunOptions ro;
+  ro.seed = seed;
+  return RunSpecWith(spec, ro, MetricsOptions(), tag);
 }
 
 inline ScenarioSpec LoadBundled(const std::string& name) {

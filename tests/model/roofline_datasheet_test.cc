@@ -26,11 +26,16 @@
 
 #include <cmath>
 
+#include "tests/model/shapes.h"
 #include "model/roofline.h"
 #include "tests/model/builtin.h"
 
 namespace fleetsim {
 namespace {
+
+using testshapes::Decode;
+using testshapes::Prefill;
+using testshapes::Tp;
 
 using model_test::BuiltinEngine;
 using model_test::BuiltinGpu;
@@ -48,30 +53,8 @@ constexpr double kLaunchNs = 2000;
 constexpr double kAlphaNs = 2000;
 constexpr double kCpuFixedNs = 1000e3, kCpuPerSeqNs = 5e3;
 
-ShardPlan Tp(int tp) {
-  ShardPlan s;
-  s.tp = tp;
-  return s;
-}
 
-BatchShape Decode(int seqs, int64_t context) {
-  BatchShape b;
-  b.decode_seqs = seqs;
-  b.decode_tokens = seqs;
-  b.decode_kv_tokens = seqs * context;
-  b.sampled_seqs = seqs;
-  return b;
-}
 
-BatchShape Prefill(int64_t tokens) {
-  BatchShape b;
-  b.prefill_seqs = 1;
-  b.prefill_tokens = tokens;
-  b.prefill_attn_pairs = tokens * (tokens + 1) / 2;
-  b.prefill_kv_tokens = tokens;
-  b.sampled_seqs = 1;
-  return b;
-}
 
 TEST(RooflineDatasheet, CatalogueH100MatchesTheDatasheet) {
   const GpuSpec h100 = BuiltinGpu("H100-SXM");

@@ -1,5 +1,6 @@
 // RooflinePerfModel against napkin arithmetic: memory-bound decode,
 // compute-bound prefill, tensor-parallel scaling, MoE expert reads.
+#include "tests/model/shapes.h"
 #include "model/roofline.h"
 
 #include <gtest/gtest.h>
@@ -13,36 +14,16 @@
 namespace fleetsim {
 namespace {
 
+using testshapes::Decode;
+using testshapes::Prefill;
+using testshapes::Tp;
+
 using model_test::BuiltinEngine;
 using model_test::BuiltinGpu;
 using model_test::BuiltinModel;
 
-ShardPlan Tp(int tp, int pp = 1) {
-  ShardPlan s;
-  s.tp = tp;
-  s.pp = pp;
-  return s;
-}
 
-BatchShape Decode(int seqs, int64_t context) {
-  BatchShape b;
-  b.decode_seqs = seqs;
-  b.decode_tokens = seqs;
-  b.decode_kv_tokens = seqs * context;
-  b.sampled_seqs = seqs;
-  return b;
-}
 
-// One sequence's prompt of `tokens` from position 0, finishing its prompt.
-BatchShape Prefill(int64_t tokens) {
-  BatchShape b;
-  b.prefill_seqs = 1;
-  b.prefill_tokens = tokens;
-  b.prefill_attn_pairs = tokens * (tokens + 1) / 2;
-  b.prefill_kv_tokens = tokens;
-  b.sampled_seqs = 1;
-  return b;
-}
 
 // Options and engine with no fixed overheads, to compare the kernels with
 // the napkin arithmetic alone.
