@@ -85,6 +85,31 @@ inline Outcome RunSpec(const ScenarioSpec& spec, uint64_t seed, const std::strin
   return RunSpecWith(spec, ro, MetricsOptions(), tag);
 }
 
+// One pool of `replicas` Llama-3.1-8B on H100 under a generator of fixed
+// lengths.
+inline ScenarioSpec FixedLengths(double rate_per_s, int64_t requests, int prompt, int output, int replicas = 1) {
+  ScenarioSpec spec;
+  spec.file = "figures.json";
+  spec.seed = 1;
+  spec.model = "Llama-3.1-8B";
+  PoolSpec pool;
+  pool.path = "fleet.pools[0]";
+  pool.name = "p";
+  pool.model = spec.model;
+  pool.gpu = "H100-SXM";
+  pool.replicas = replicas;
+  spec.pools.push_back(pool);
+  spec.traffic.kind = TrafficSpec::Kind::kGenerator;
+  spec.traffic.arrival = ArrivalProcess::kConstant;
+  spec.traffic.rate_per_s = rate_per_s;
+  spec.traffic.prompt.kind = LengthSpec::Kind::kFixed;
+  spec.traffic.prompt.value = prompt;
+  spec.traffic.output.kind = LengthSpec::Kind::kFixed;
+  spec.traffic.output.value = output;
+  spec.traffic.max_requests = requests;
+  return spec;
+}
+
 inline ScenarioSpec LoadBundled(const std::string& name) {
   ScenarioSpec spec;
   Status s = LoadScenarioFile(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", &spec);

@@ -230,19 +230,9 @@ TEST(QueueingLaws, SingleSequenceReplicaWaitMatchesPollaczekKhinchine) {
   const double lambda = rho / es;
   const double wq_ms = 1e3 * lambda * es2 / (2 * (1 - rho));
 
-  ScenarioSpec spec;
-  spec.file = "pk.json";
-  spec.model = "Llama-3.1-8B";
-  PoolSpec pool;
-  pool.path = "fleet.pools[0]";
-  pool.name = "one";
-  pool.model = spec.model;
-  pool.gpu = "H100-SXM";
-  pool.max_num_seqs = 1;
-  spec.pools.push_back(pool);
-  spec.traffic.kind = TrafficSpec::Kind::kGenerator;
+  ScenarioSpec spec = FixedLengths(lambda, 1, 1, 1);
+  spec.pools[0].max_num_seqs = 1;
   spec.traffic.arrival = ArrivalProcess::kPoisson;
-  spec.traffic.rate_per_s = lambda;
   spec.traffic.prompt.kind = LengthSpec::Kind::kUniform;
   spec.traffic.prompt.min = p_min;
   spec.traffic.prompt.max = p_max;

@@ -168,24 +168,7 @@ TEST(Scenario, MemoryPressurePreemptsByRecomputeAndStillCompletesEveryRequest) {
 // comes after exactly one prefill iteration and each later token after one
 // decode iteration, to the nanosecond.
 TEST(Scenario, HandComputedTimelineMatchesPerfModelToTheNanosecond) {
-  ScenarioSpec spec;
-  spec.file = "hand.json";
-  spec.seed = 1;
-  spec.model = "Llama-3.1-8B";
-  PoolSpec pool;
-  pool.path = "fleet.pools[0]";
-  pool.name = "one";
-  pool.model = spec.model;
-  pool.gpu = "H100-SXM";
-  spec.pools.push_back(pool);
-  spec.traffic.kind = TrafficSpec::Kind::kGenerator;
-  spec.traffic.arrival = ArrivalProcess::kConstant;
-  spec.traffic.rate_per_s = 1.0;
-  spec.traffic.prompt.kind = LengthSpec::Kind::kFixed;
-  spec.traffic.prompt.value = 1000;
-  spec.traffic.output.kind = LengthSpec::Kind::kFixed;
-  spec.traffic.output.value = 17;
-  spec.traffic.max_requests = 5;
+  const ScenarioSpec spec = FixedLengths(/*rate_per_s=*/1.0, /*requests=*/5, /*prompt=*/1000, /*output=*/17);
   Outcome o = RunSpec(spec, 1, "hand");
   ASSERT_EQ(o.summary.completed, 5);
 
