@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
 #include "model/embedded_data.h"
 
 namespace fleetsim {
@@ -23,36 +24,10 @@ namespace {
 
 using nlohmann::json;
 
-// Parses `text` as one JSON document. Syntax errors carry the line and
-// column, computed from nlohmann's byte offset the same way nlohmann counts
-// them (column = characters read on the offending line, 1-based).
+// Parses `text` as one JSON object (base/json_parse.h: syntax errors with
+// line and column, a nesting limit).
 Status ParseDocument(std::string_view text, const std::string& origin, json* out) {
-  try {
-    *out = json::parse(text.begin(), text.end(), /*cb=*/nullptr,
-                       /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const json::parse_error& e) {
-    // e.byte counts the characters read, one past the end at end of input.
-    const size_t end = std::min<size_t>(e.byte, text.size());
-    int64_t line = 1;
-    size_t line_start = 0;
-    for (size_t i = 0; i < end; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        line_start = i + 1;
-      }
-    }
-    const size_t column = e.byte - line_start;
-    // what() is "[json.exception.parse_error.101] parse error at line L,
-    // column C: DETAIL"; keep DETAIL.
-    std::string detail = e.what();
-    const size_t at = detail.find("column ");
-    const size_t colon = at == std::string::npos ? at : detail.find(": ", at);
-    if (colon != std::string::npos) detail = detail.substr(colon + 2);
-    return Status::Invalid(origin + ": parse error at line " + std::to_string(line) +
-                           ", column " + std::to_string(column) + ": " + detail);
-  } catch (const json::exception& e) {
-    return Status::Invalid(origin + ": parse error: " + e.what());
-  }
+  FLEETSIM_RETURN_IF_ERROR(ParseJson(text, out).WithPrefix(origin + ": "));
   if (!out->is_object()) {
     return Status::Invalid(origin + ": expected a JSON object at the top level");
   }

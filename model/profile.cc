@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/json_parse.h"
+
 namespace fleetsim {
 
 double ProfileCurve::At(double v) const {
@@ -659,8 +661,8 @@ Status GpuSpecFromProfile(const Profile& p, GpuSpec* out) {
 }
 
 Status LoadProfile(std::string_view text, const std::string& origin, Profile* out) {
-  json top = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (top.is_discarded()) return Status::Invalid(origin + ": not valid JSON");
+  json top;
+  FLEETSIM_RETURN_IF_ERROR(ParseJson(text, &top).WithPrefix(origin + ": "));
   Profile p;
   Status s = Parse(top, &p);
   if (!s.ok()) return s.WithPrefix(origin + ": ");

@@ -250,7 +250,9 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
 }
 
 int64_t RooflinePerfModel::IterationNs(const BatchShape& shape) const {
-  return std::max<int64_t>(1, std::llround(Explain(shape).total_ns()));
+  // Scenario bounds keep a step far below this (efficiencies >= 1e-3); the
+  // cap, as in ProfilePerfModel, keeps llround defined whatever the inputs.
+  return std::max<int64_t>(1, std::llround(std::min(Explain(shape).total_ns(), 1e15)));
 }
 
 std::vector<std::pair<std::string, std::string>> RooflinePerfModel::Sources() const {

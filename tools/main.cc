@@ -20,6 +20,8 @@
 #include <cerrno>
 #include <cmath>
 #include <limits>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -62,6 +64,55 @@ int InterruptedExit(const std::string& dir) {
                static_cast<int>(g_stop_signal), dir.c_str());
   return 128 + static_cast<int>(g_stop_signal);
 }
+
+// ---- strict numbers on the command line ----
+//
+// CLI11 2.1 converts integers with strtoull/strtoll in base 0: "-1" given to
+// an unsigned option wraps to 18446744073709551615, a value past the type's
+// range saturates unnoticed, " 7" is accepted and "010" is octal. Every
+// numeric option therefore passes IntegerIn first: decimal digits only (no
+// sign, space, base prefix, fraction or exponent), within [lo, hi]. The
+// accepted text is rewritten in canonical form, so CLI11's own conversion
+// then reads exactly that value.
+
+// `text` as a decimal integer of digits only; false when it is anything
+// else or does not fit a uint64_t.
+bool ParseDecimal(std::string_view text, uint64_t* out) {
+  if (text.empty() || text.size() > 20) return false;
+  for (char c : text)
+    if (c < '0' || c > '9') return false;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+std::string Quoted(const std::string& s) {
+  return "\"" + (s.size() > 40 ? s.substr(0, 37) + "..." : s) + "\"";
+}
+
+CLI::Validator IntegerIn(uint64_t lo, uint64_t hi) {
+  const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, range](std::string& s) -> std::string {
+        uint64_t v = 0;
+        if (!ParseDecimal(s, &v) || v < lo || v > hi) return "expected " + range + ", got " + Quoted(s);
+        s = std::to_string(v);
+        return "";
+      },
+      "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+// Bounds of the numeric options. A seed is any non-negative int64, as in a
+// scenario's "seed"; repetition counts stay where a calibration finishes in
+// hours, not years; tp as a scenario's pool tp.
+constexpr uint64_t kMaxSeed = static_cast<uint64_t>(INT64_MAX);
+constexpr uint64_t kMaxReps = 100000;
+constexpr uint64_t kMaxCudaDevice = 1023;
+constexpr uint64_t kMaxCpuRanks = 1024;
+constexpr uint64_t kMaxTp = 1024;
+// A GEMM dimension; and the largest operand, in elements (2^31: 4 GiB in
+// bf16), so that --shapes cannot ask for an allocation that cannot succeed.
+constexpr uint64_t kMaxGemmDim = 1 << 20;
+constexpr uint64_t kMaxGemmOperandElements = uint64_t{1} << 31;
 
 int Fail(const Status& s) {
   std::fprintf(stderr, "fleetsim: %s\n", s.message().c_str());
@@ -461,13 +512,25 @@ int CmdCalibrate(calibrate::CalibrateOptions options, const std::vector<int>& tp
   return 0;
 }
 
-// "4096x4096x4096" -> a GEMM shape.
+// "4096x4096x4096" -> a GEMM shape: three decimal integers in [1, 2^20],
+// no operand above kMaxGemmOperandElements.
 Status ParseGemmShape(const std::string& text, kernels::DType dtype, calibrate::GemmShape* out) {
-  long long m = 0, n = 0, k = 0;
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3 || m < 1 || n < 1 || k < 1)
-    return Status::Invalid("--shapes: \"" + text + "\" is not MxNxK with positive integers (e.g. 4096x4096x4096)");
-  *out = {m, n, k, dtype};
+  uint64_t d[3] = {0, 0, 0};
+  std::string_view rest = text;
+  bool good = true;
+  for (int i = 0; i < 3 && good; ++i) {
+    const size_t x = i < 2 ? rest.find('x') : rest.size();
+    good = x != std::string_view::npos && ParseDecimal(rest.substr(0, x), &d[i]) && d[i] >= 1;
+    if (good) rest = i < 2 ? rest.substr(x + 1) : std::string_view();
+  }
+  if (!good)
+    return Status::Invalid("--shapes: " + Quoted(text) + " is not MxNxK with positive integers (e.g. 4096x4096x4096)");
+  const uint64_t m = d[0], n = d[1], k = d[2];
+  if (m > kMaxGemmDim || n > kMaxGemmDim || k > kMaxGemmDim || m * k > kMaxGemmOperandElements ||
+      k * n > kMaxGemmOperandElements || m * n > kMaxGemmOperandElements)
+    return Status::Invalid("--shapes: " + Quoted(text) + ": each dimension at most " + std::to_string(kMaxGemmDim) +
+                           " and each operand at most " + std::to_string(kMaxGemmOperandElements) + " elements");
+  *out = {static_cast<int64_t>(m), static_cast<int64_t>(n), static_cast<int64_t>(k), dtype};
   return Status::Ok();
 }
 
@@ -523,6 +586,11 @@ int main(int argc, char** argv) {
   using namespace fleetsim;
   CLI::App app{"fleetsim: discrete-event simulator and capacity planner for LLM inference clusters"};
   app.require_subcommand(1);
+  // Usage errors are one line, like every other input error. Set before the
+  // subcommands are added: they copy it.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("fleetsim: ") + e.what() + " (see --help)\n";
+  });
 
   std::string scenario, out_dir;
   std::optional<uint64_t> seed;
@@ -534,7 +602,7 @@ int main(int argc, char** argv) {
   run->add_option("--out", out_dir,
                   "output folder, replaced atomically when the run succeeds (default: out/<scenario file name "
                   "without .json>)");
-  run->add_option("--seed", seed, "random seed (default: the scenario's)");
+  run->add_option("--seed", seed, "random seed (default: the scenario's)")->transform(IntegerIn(0, kMaxSeed));
   run->add_option("--set", overrides,
                   "KEY=VALUE: override a scenario key before it is checked, e.g. fleet.pools[0].replicas=4 "
                   "(repeatable; VALUE is JSON, or a string)")
@@ -543,7 +611,7 @@ int main(int argc, char** argv) {
   run->add_flag("--trace", choices.trace, "also write trace.json (Chrome trace format, ui.perfetto.dev)");
   run->add_option("--trace-requests", choices.trace_requests,
                   "with --trace: keep the first N requests and the iterations before request N arrives")
-      ->check(CLI::Range(int64_t{1}, int64_t{1000000000}))
+      ->transform(IntegerIn(1, 1000000000))
       ->capture_default_str();
   run->add_option("--timeseries-interval", choices.timeseries_interval_s,
                   "timeseries.csv sampling interval in seconds (default 1 s, coarser when the run is long; "
@@ -575,19 +643,26 @@ int main(int argc, char** argv) {
   calibrate->add_option("--model", cal.model, "model zoo name (fleetsim list)");
   calibrate->add_option("--tp", cal_tp, "tensor-parallel degrees whose shard shapes are timed, e.g. 1,2,4")
       ->delimiter(',')
+      ->transform(IntegerIn(1, kMaxTp))
       ->capture_default_str();
   calibrate->add_option("--out", cal_out, "profile JSON to write");
   calibrate->add_option("--report", cal_report, "folder for report.md and its SVGs (default: <out>-report next to --out)");
   calibrate->add_option("--grid", cal_grid, "shape grid: quick or full")->capture_default_str();
   calibrate->add_option("--reps", cal.timing.repetitions, "timed runs per shape (median reported)")
+      ->transform(IntegerIn(1, kMaxReps))
       ->capture_default_str();
-  calibrate->add_option("--warmup", cal.timing.warmup, "untimed runs per shape first")->capture_default_str();
+  calibrate->add_option("--warmup", cal.timing.warmup, "untimed runs per shape first")
+      ->transform(IntegerIn(0, kMaxReps))
+      ->capture_default_str();
   calibrate->add_flag("--no-flush", cal_no_flush, "do not flush the cache before each timed run");
   calibrate->add_flag("--no-links", cal_no_links, "skip link measurement and the ring all-reduce check");
   calibrate->add_option("--device", cal.device,
                         "profile device name (default: the catalogue entry of the CUDA device, or cpu-host)");
-  calibrate->add_option("--cuda-device", cal.cuda_device, "CUDA device index to time")->capture_default_str();
+  calibrate->add_option("--cuda-device", cal.cuda_device, "CUDA device index to time")
+      ->transform(IntegerIn(0, kMaxCudaDevice))
+      ->capture_default_str();
   calibrate->add_option("--cpu-ranks", cal.cpu_ranks, "CPU backend: ranks (threads) for links and the ring check")
+      ->transform(IntegerIn(2, kMaxCpuRanks))
       ->capture_default_str();
   calibrate->add_option("--date", cal.date, "date written into the profile (default: today, UTC)");
   bool cal_quiet = false;
@@ -602,9 +677,15 @@ int main(int argc, char** argv) {
   gemm->add_option("--backend", g_backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   gemm->add_option("--shapes", g_shapes, "MxNxK shapes, comma-separated")->delimiter(',')->required();
   gemm->add_option("--dtype", g_dtype, "bf16, fp16 or fp32")->capture_default_str();
-  gemm->add_option("--reps", g_timing.repetitions, "timed runs per shape")->capture_default_str();
-  gemm->add_option("--warmup", g_timing.warmup, "untimed runs per shape")->capture_default_str();
-  gemm->add_option("--cuda-device", g_device, "CUDA device index")->capture_default_str();
+  gemm->add_option("--reps", g_timing.repetitions, "timed runs per shape")
+      ->transform(IntegerIn(1, kMaxReps))
+      ->capture_default_str();
+  gemm->add_option("--warmup", g_timing.warmup, "untimed runs per shape")
+      ->transform(IntegerIn(0, kMaxReps))
+      ->capture_default_str();
+  gemm->add_option("--cuda-device", g_device, "CUDA device index")
+      ->transform(IntegerIn(0, kMaxCudaDevice))
+      ->capture_default_str();
   gemm->add_option("--json", g_json, "also write the results as JSON here");
   std::string vidur_compute, vidur_out, vidur_model;
   std::vector<std::string> vidur_network;

@@ -42,8 +42,11 @@ int64_t PeakRssKb() {
 
 namespace {
 
+// The name is the user's and may be any length: a megabyte of it stays out
+// of the one-line message.
 std::string Unknown(const std::string& what, const std::string& name, const std::vector<std::string>& known) {
-  return "unknown " + what + " \"" + name + "\" (known: " + JoinNames(known) + ")";
+  const std::string shown = name.size() > 64 ? name.substr(0, 61) + "..." : name;
+  return "unknown " + what + " \"" + shown + "\" (known: " + JoinNames(known) + ")";
 }
 
 // `profile_gpu`: the device the scenario's profile describes (null if none),

@@ -11,9 +11,10 @@
 #include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
-
-#include "base/sha256.h"
 #include <sstream>
+
+#include "base/json_parse.h"
+#include "base/sha256.h"
 
 namespace fleetsim {
 namespace {
@@ -61,10 +62,165 @@ const KeyTable& TableFor(std::string_view path) {
   std::abort();  // every parsed object has a table
 }
 
-std::string Describe(const json& v) {
-  std::string s = v.dump();
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
+// ---- numeric bounds: one table, read by the parser and by ScenarioNumericBounds ----
+//
+// Every number a scenario holds has a finite range, chosen so that nothing
+// the simulator computes from it can leave int64 nanoseconds or int32 token
+// counts, whatever the other keys say:
+// - Times (duration_s, warmup_s, max_arrival_s, start_s, end_s,
+//   think_time_s): at most 1e7 s (116 days), 1e16 ns, so a time, the sum of
+//   a few times, or a time plus a ten-second slice stays under int64's
+//   9.2e18 ns with a factor of 900 to spare. SLOs (ms) share the bound.
+// - Rates (rate_per_s, rate_scale): in [1e-6, 1e6]. A mean gap of at most
+//   1e6 s keeps draws in range (and ArrivalTimes saturates anyway); at most
+//   a million per second keeps gaps at least 1 us, so arrivals do not
+//   collapse onto one nanosecond. cv in [1e-3, 100]: the gamma shape 1/cv^2
+//   stays in [1e-4, 1e6], where its sampler is finite.
+// - Token counts (lengths, max_model_len, budgets, scheduler sizes): at most
+//   2^30, so a prompt plus an output, or a shared prefix plus a prompt, still
+//   fits the int32_t a Request holds. A lognormal median is a token count
+//   too; sigma at most 10 (larger only piles the draws onto min and max).
+// - Fleet shape: replicas at most 1e5, tp and pp at most 1024, block_size at
+//   most 1024: products of these with token counts stay far below 2^63.
+// - Efficiencies in [1e-3, 1]: a time is work / (peak x efficiency), so an
+//   efficiency near zero would turn a kernel into an infinite time (1e-3
+//   makes a 405B-parameter decode step minutes, not forever).
+//   gpu_memory_utilization only divides memory, so it keeps (0, 1].
+// - launch_overhead_us at most 1e6 (1 s per kernel, thousands of kernels
+//   per step: under 1e13 ns); swap_space_gib at most 65536 (64 TiB per GPU:
+//   at most 2^46 bytes, so a count of KV blocks fits int64); usd_per_gpu_hour
+//   at most 1e6.
+// - max_requests at most 2^40; seed any non-negative int64.
+// scenarios/schema.json states the same bounds (minimum, exclusiveMinimum,
+// maximum); tests/cli/schema_test.cc checks them against this table.
+constexpr double kMaxSeconds = 1e7;
+constexpr double kMaxMillis = kMaxSeconds * 1e3;
+constexpr int64_t kMaxTokens = int64_t{1} << 30;
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+constexpr NumericBound IntIn(const char* path, int64_t lo, int64_t hi) {
+  return {path, true, 0, false, 0, lo, hi};
+}
+constexpr NumericBound NumIn(const char* path, double lo, double hi) { return {path, false, lo, false, hi, 0, 0}; }
+constexpr NumericBound NumAbove(const char* path, double lo, double hi) { return {path, false, lo, true, hi, 0, 0}; }
+
+const NumericBound kBounds[] = {
+    // IntIn: an integer in [lo, hi]; NumIn: a number in [lo, hi]; NumAbove: (lo, hi].
+    IntIn("seed", 0, kInt64Max),
+    NumAbove("duration_s", 0, kMaxSeconds),
+    NumIn("warmup_s", 0, kMaxSeconds),
+    IntIn("fleet.pools[].replicas", 1, 100000),
+    IntIn("fleet.pools[].tp", 1, 1024),
+    IntIn("fleet.pools[].pp", 1, 1024),
+    NumIn("fleet.pools[].scheduler_options.watermark", 0, 0.5),
+    IntIn("fleet.pools[].scheduler_options.chunk_size", 1, 1 << 24),
+    IntIn("fleet.pools[].scheduler_options.reserve_request_length", 0, 1),
+    IntIn("fleet.pools[].scheduler_options.chunked_prefill_size", 1, kMaxTokens),
+    IntIn("fleet.pools[].scheduler_options.max_prefill_tokens", 1, kMaxTokens),
+    NumIn("fleet.pools[].scheduler_options.schedule_conservativeness", 0.01, 100),
+    NumIn("fleet.pools[].scheduler_options.init_new_token_ratio", 0, 1),
+    NumIn("fleet.pools[].scheduler_options.min_new_token_ratio", 0, 1),
+    IntIn("fleet.pools[].scheduler_options.new_token_ratio_decay_steps", 1, kMaxTokens),
+    IntIn("fleet.pools[].scheduler_options.clip_max_new_tokens", 1, kMaxTokens),
+    NumIn("fleet.pools[].swap_space_gib", 0, 65536),
+    IntIn("fleet.pools[].max_model_len", 1, kMaxTokens),
+    IntIn("fleet.pools[].max_num_batched_tokens", 1, kMaxTokens),
+    IntIn("fleet.pools[].max_num_seqs", 1, kMaxTokens),
+    NumAbove("fleet.pools[].gpu_memory_utilization", 0, 1),
+    IntIn("fleet.pools[].block_size", 1, 1024),
+    NumIn("fleet.pools[].usd_per_gpu_hour", 0, 1e6),
+    IntIn("traffic.max_requests", 1, int64_t{1} << 40),
+    NumAbove("traffic.max_arrival_s", 0, kMaxSeconds),
+    NumIn("traffic.trace.start_s", 0, kMaxSeconds),
+    NumAbove("traffic.trace.end_s", 0, kMaxSeconds),
+    NumIn("traffic.trace.rate_scale", 1e-6, 1e6),
+    NumIn("traffic.generator.rate_per_s", 1e-6, 1e6),
+    NumIn("traffic.generator.cv", 1e-3, 100),
+    // A length is an integer (the "fixed" shorthand) or an object.
+    IntIn("traffic.generator.prompt_tokens", 1, kMaxTokens),
+    IntIn("traffic.generator.prompt_tokens.value", 1, kMaxTokens),
+    NumAbove("traffic.generator.prompt_tokens.median", 0, kMaxTokens),
+    NumIn("traffic.generator.prompt_tokens.sigma", 0, 10),
+    IntIn("traffic.generator.prompt_tokens.min", 1, kMaxTokens),
+    IntIn("traffic.generator.prompt_tokens.max", 1, kMaxTokens),
+    IntIn("traffic.generator.output_tokens", 1, kMaxTokens),
+    IntIn("traffic.generator.output_tokens.value", 1, kMaxTokens),
+    NumAbove("traffic.generator.output_tokens.median", 0, kMaxTokens),
+    NumIn("traffic.generator.output_tokens.sigma", 0, 10),
+    IntIn("traffic.generator.output_tokens.min", 1, kMaxTokens),
+    IntIn("traffic.generator.output_tokens.max", 1, kMaxTokens),
+    IntIn("traffic.generator.shared_prefix.groups", 1, kMaxSharedPrefixGroups),
+    IntIn("traffic.generator.shared_prefix.tokens", 1, kMaxSharedPrefixTokens),
+    IntIn("traffic.generator.sessions.turns", 1, kMaxSessionTurns),
+    NumAbove("traffic.generator.sessions.think_time_s", 0, kMaxSeconds),
+    IntIn("traffic.generator.sessions.max_context_tokens", 1, kMaxSessionContextTokens),
+    NumAbove("slo.ttft_ms", 0, kMaxMillis),
+    NumAbove("slo.tpot_ms", 0, kMaxMillis),
+    NumIn("perf.gemm_compute_efficiency", 1e-3, 1),
+    NumIn("perf.gemm_memory_efficiency", 1e-3, 1),
+    NumIn("perf.attention_compute_efficiency", 1e-3, 1),
+    NumIn("perf.attention_memory_efficiency", 1e-3, 1),
+    NumIn("perf.elementwise_memory_efficiency", 1e-3, 1),
+    NumIn("perf.launch_overhead_us", 0, 1e6),
+    NumIn("perf.link_efficiency", 1e-3, 1),
+};
+
+const NumericBound& BoundFor(std::string_view path) {
+  for (const NumericBound& b : kBounds)
+    if (path == b.path) return b;
+  std::abort();  // every numeric key has a bound
+}
+
+std::string FormatBound(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", x);
+  return buf;
+}
+
+// "a positive integer at most 1024", "a number in [0.001, 1]".
+std::string DescribeBound(const NumericBound& b) {
+  if (b.integer) {
+    const std::string hi = b.int_hi == kInt64Max ? "" : " at most " + std::to_string(b.int_hi);
+    if (b.int_lo == 1) return "a positive integer" + hi;
+    if (b.int_lo == 0) return "a non-negative integer" + hi;
+    return "an integer in [" + std::to_string(b.int_lo) + ", " + std::to_string(b.int_hi) + "]";
+  }
+  if (b.lo == 0 && b.hi > 1)
+    return std::string(b.lo_open ? "a positive number" : "a non-negative number") + " at most " + FormatBound(b.hi);
+  return std::string("a number in ") + (b.lo_open ? "(" : "[") + FormatBound(b.lo) + ", " + FormatBound(b.hi) + "]";
+}
+
+// A value in a message: at most 40 characters, whatever its size or depth.
+std::string Describe(const json& v) { return DescribeJson(v, 40); }
+
+// Whether `v` is an integer within `b` (a number with a zero fraction counts:
+// 2.0 is an integer in JSON Schema's sense); sets *x when it is.
+bool ReadInt(const json& v, const NumericBound& b, int64_t* x) {
+  int64_t n = 0;
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > static_cast<uint64_t>(kInt64Max)) return false;
+    n = static_cast<int64_t>(v.get<uint64_t>());
+  } else if (v.is_number_integer()) {
+    n = v.get<int64_t>();
+  } else if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!(std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e18)) return false;
+    n = static_cast<int64_t>(d);
+  } else {
+    return false;
+  }
+  if (n < b.int_lo || n > b.int_hi) return false;
+  *x = n;
+  return true;
+}
+
+// Whether `v` is a finite number within `b`; sets *x when it is.
+bool ReadNumber(const json& v, const NumericBound& b, double* x) {
+  if (!v.is_number()) return false;
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || !(b.lo_open ? d > b.lo : d >= b.lo) || !(d <= b.hi)) return false;
+  *x = d;
+  return true;
 }
 
 // A JSON object being read at `path` (display path, with indices) whose
@@ -72,7 +228,7 @@ std::string Describe(const json& v) {
 class Obj {
  public:
   Obj(const json& j, std::string path, std::string_view table_path, Status* err)
-      : j_(j), path_(std::move(path)), err_(err) {
+      : j_(j), path_(std::move(path)), table_path_(table_path), err_(err) {
     if (!err_->ok()) return;
     if (!j.is_object()) {
       Fail(path_.empty() ? "" : path_, "expected an object, got " + Describe(j));
@@ -97,6 +253,10 @@ class Obj {
   std::string Join(std::string_view key) const {
     return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
   }
+  // The key's path in the tables ("fleet.pools[].tp").
+  std::string TablePath(std::string_view key) const {
+    return table_path_.empty() ? std::string(key) : table_path_ + "." + std::string(key);
+  }
 
   void Fail(const std::string& where, const std::string& what) {
     if (!err_->ok()) return;
@@ -116,31 +276,21 @@ class Obj {
     *out = v.get<std::string>();
   }
 
-  // An integer in [lo, hi].
+  // An integer (2.0 counts, as in JSON Schema) within the key's bound in
+  // kBounds.
   template <typename T>
-  void Int(const char* key, T* out, int64_t lo, int64_t hi, bool required = false) {
+  void Int(const char* key, T* out, bool required = false) {
     if (!Has(key)) {
       if (required && ok()) Fail(Join(key), "required");
       return;
     }
-    const json& v = At(key);
-    bool good = v.is_number_integer();
+    const NumericBound& b = BoundFor(TablePath(key));
+    // Every bound is non-negative and fits the field it fills.
+    FLEETSIM_CHECK(b.integer && b.int_lo >= 0 &&
+                   static_cast<uint64_t>(b.int_hi) <= static_cast<uint64_t>(std::numeric_limits<T>::max()));
     int64_t x = 0;
-    if (v.is_number_float()) {
-      // 2.0 is an integer in JSON Schema's sense.
-      const double d = v.get<double>();
-      good = std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e18;
-      if (good) x = static_cast<int64_t>(d);
-    } else if (good && v.is_number_unsigned()) {
-      good = v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-      if (good) x = static_cast<int64_t>(v.get<uint64_t>());
-    } else if (good) {
-      x = v.get<int64_t>();
-    }
-    if (!good || x < lo || x > hi) {
-      std::string range = lo == 1 ? "a positive integer" : lo == 0 ? "a non-negative integer" : "an integer";
-      if (hi < std::numeric_limits<int64_t>::max()) range += " at most " + std::to_string(hi);
-      Fail(Join(key), "expected " + range + ", got " + Describe(v));
+    if (!ReadInt(At(key), b, &x)) {
+      Fail(Join(key), "expected " + DescribeBound(b) + ", got " + Describe(At(key)));
       return;
     }
     *out = static_cast<T>(x);
@@ -157,37 +307,27 @@ class Obj {
   }
 
   template <typename T>
-  void OptInt(const char* key, std::optional<T>* out, int64_t lo, int64_t hi) {
+  void OptInt(const char* key, std::optional<T>* out) {
     if (!Has(key)) return;
     T v{};
-    Int(key, &v, lo, hi);
+    Int(key, &v);
     if (ok()) *out = v;
   }
 
-  enum class Range { kPositive, kNonNegative, kFraction /* (0, 1] */ };
-  void Number(const char* key, double* out, Range r, bool required = false) {
+  // A finite number within the key's bound in kBounds.
+  void Number(const char* key, double* out, bool required = false) {
     if (!Has(key)) {
       if (required && ok()) Fail(Join(key), "required");
       return;
     }
-    const json& v = At(key);
-    double x = v.is_number() ? v.get<double>() : std::nan("");
-    bool good = std::isfinite(x) && (r == Range::kPositive      ? x > 0
-                                     : r == Range::kNonNegative ? x >= 0
-                                                                : x > 0 && x <= 1);
-    if (!good) {
-      const char* what = r == Range::kPositive      ? "a positive number"
-                         : r == Range::kNonNegative ? "a non-negative number"
-                                                    : "a number in (0, 1]";
-      Fail(Join(key), std::string("expected ") + what + ", got " + Describe(v));
-      return;
-    }
-    *out = x;
+    const NumericBound& b = BoundFor(TablePath(key));
+    FLEETSIM_CHECK(!b.integer);
+    if (!ReadNumber(At(key), b, out)) Fail(Join(key), "expected " + DescribeBound(b) + ", got " + Describe(At(key)));
   }
-  void OptNumber(const char* key, std::optional<double>* out, Range r) {
+  void OptNumber(const char* key, std::optional<double>* out) {
     if (!Has(key)) return;
     double x = 0;
-    Number(key, &x, r);
+    Number(key, &x);
     if (ok()) *out = x;
   }
 
@@ -203,13 +343,14 @@ class Obj {
       valid += std::string(valid.empty() ? "" : ", ") + c;
       ++i;
     }
-    Fail(Join(key), "unknown value \"" + s + "\" (valid: " + valid + ")");
+    Fail(Join(key), "unknown value " + Describe(json(s)) + " (valid: " + valid + ")");
     return -1;
   }
 
  private:
   const json& j_;
   std::string path_;
+  std::string table_path_;
   Status* err_;
 };
 
@@ -223,30 +364,31 @@ void ParseLength(Obj& gen, const char* key, LengthSpec* out, Status* err) {
   if (!gen.Has(key)) return;
   const json& v = gen.At(key);
   const std::string path = gen.Join(key);
-  const int64_t kMax = std::numeric_limits<int32_t>::max();
+  const std::string table_path = std::string("traffic.generator.") + key;
   if (v.is_number()) {  // shorthand for {"dist": "fixed", "value": n}
-    const double d = v.get<double>();
-    if (!(std::isfinite(d) && std::floor(d) == d && d >= 1 && d <= static_cast<double>(kMax))) {
-      *err = Status::Invalid(path + ": expected a positive integer or a length object, got " + Describe(v));
+    const NumericBound& b = BoundFor(table_path);
+    int64_t n = 0;
+    if (!ReadInt(v, b, &n)) {
+      *err = Status::Invalid(path + ": expected " + DescribeBound(b) + " or a length object, got " + Describe(v));
       return;
     }
     out->kind = LengthSpec::Kind::kFixed;
-    out->value = static_cast<int32_t>(d);
+    out->value = static_cast<int32_t>(n);
     return;
   }
   if (!v.is_object()) {
     *err = Status::Invalid(path + ": expected a positive integer or a length object, got " + Describe(v));
     return;
   }
-  Obj o(v, path, std::string("traffic.generator.") + key, err);
+  Obj o(v, path, table_path, err);
   const int dist = o.Choice("dist", {"fixed", "lognormal", "uniform"}, true);
   // Every key present is type-checked, whatever the dist; a key the dist
   // does not use is an error rather than silently ignored.
-  o.Int("value", &out->value, 1, kMax);
-  o.Number("median", &out->median, Obj::Range::kPositive);
-  o.Number("sigma", &out->sigma, Obj::Range::kNonNegative);
-  o.Int("min", &out->min, 1, kMax);
-  o.Int("max", &out->max, 1, kMax);
+  o.Int("value", &out->value);
+  o.Number("median", &out->median);
+  o.Number("sigma", &out->sigma);
+  o.Int("min", &out->min);
+  o.Int("max", &out->max);
   if (!o.ok() || dist < 0) return;
   static const char* const kUses[3][5] = {{"value"}, {"median", "sigma", "min", "max"}, {"min", "max"}};
   static const char* const kDists[3] = {"fixed", "lognormal", "uniform"};
@@ -277,8 +419,8 @@ void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Sta
   }
   Obj t(top.At("traffic"), "traffic", "traffic", err);
   TrafficSpec& ts = spec->traffic;
-  t.Int("max_requests", &ts.max_requests, 1, std::numeric_limits<int64_t>::max());
-  t.Number("max_arrival_s", &ts.max_arrival_s, Obj::Range::kPositive);
+  t.Int("max_requests", &ts.max_requests);
+  t.Number("max_arrival_s", &ts.max_arrival_s);
   const bool has_trace = t.Has("trace"), has_gen = t.Has("generator");
   if (t.ok() && has_trace == has_gen) {
     t.Fail("traffic", "expected exactly one of \"trace\" and \"generator\"");
@@ -291,19 +433,17 @@ void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Sta
     ts.format = fmt == 0 ? TraceFormat::kAzure : fmt == 1 ? TraceFormat::kMooncake : TraceFormat::kCsv;
     tr.String("path", &ts.path, true);
     ts.path = ResolvePath(base_dir, ts.path);
-    tr.Number("start_s", &ts.start_s, Obj::Range::kNonNegative);
-    tr.Number("end_s", &ts.end_s, Obj::Range::kPositive);
-    tr.Number("rate_scale", &ts.rate_scale, Obj::Range::kPositive);
+    tr.Number("start_s", &ts.start_s);
+    tr.Number("end_s", &ts.end_s);
+    tr.Number("rate_scale", &ts.rate_scale);
     if (tr.ok() && ts.end_s <= ts.start_s) tr.Fail("traffic.trace.end_s", "must be greater than start_s");
   } else if (has_gen) {
     ts.kind = TrafficSpec::Kind::kGenerator;
     Obj g(t.At("generator"), "traffic.generator", "traffic.generator", err);
     const int arr = g.Choice("arrival", {"poisson", "gamma", "constant"}, true);
     ts.arrival = arr == 1 ? ArrivalProcess::kGamma : arr == 2 ? ArrivalProcess::kConstant : ArrivalProcess::kPoisson;
-    g.Number("rate_per_s", &ts.rate_per_s, Obj::Range::kPositive, true);
-    if (g.ok() && ts.rate_per_s < 1e-6)
-      g.Fail("traffic.generator.rate_per_s", "must be at least 1e-06 (one request in 11.6 days)");
-    g.Number("cv", &ts.cv, Obj::Range::kPositive);
+    g.Number("rate_per_s", &ts.rate_per_s, true);
+    g.Number("cv", &ts.cv);
     g.String("lengths_csv", &ts.lengths_csv);
     if (!ts.lengths_csv.empty()) ts.lengths_csv = ResolvePath(base_dir, ts.lengths_csv);
     g.String("model", &ts.model);
@@ -321,16 +461,16 @@ void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Sta
     if (g.Has("shared_prefix")) {
       Obj sp(g.At("shared_prefix"), "traffic.generator.shared_prefix", "traffic.generator.shared_prefix", err);
       SharedPrefixSpec p;
-      sp.Int("groups", &p.groups, 1, kMaxSharedPrefixGroups, true);
-      sp.Int("tokens", &p.tokens, 1, kMaxSharedPrefixTokens, true);
+      sp.Int("groups", &p.groups, true);
+      sp.Int("tokens", &p.tokens, true);
       if (sp.ok()) ts.shared_prefix = p;
     }
     if (g.Has("sessions")) {
       Obj ss(g.At("sessions"), "traffic.generator.sessions", "traffic.generator.sessions", err);
       SessionSpec p;
-      ss.Int("turns", &p.turns, 1, kMaxSessionTurns, true);
-      ss.Number("think_time_s", &p.think_time_s, Obj::Range::kPositive, true);
-      ss.Int("max_context_tokens", &p.max_context_tokens, 1, kMaxSessionContextTokens);
+      ss.Int("turns", &p.turns, true);
+      ss.Number("think_time_s", &p.think_time_s, true);
+      ss.Int("max_context_tokens", &p.max_context_tokens);
       if (ss.ok()) ts.sessions = p;
     }
     if (g.ok() && !t.Has("max_requests") && !t.Has("max_arrival_s") && !spec->duration_s)
@@ -358,59 +498,40 @@ void ParsePools(Obj& fleet, ScenarioSpec* spec, Status* err) {
     o.String("model", &p.model);
     if (o.ok() && p.model.empty()) o.Fail(p.path + ".model", "required (or set the scenario's \"model\")");
     o.String("gpu", &p.gpu, true);
-    o.Int("replicas", &p.replicas, 1, 100000);
-    o.Int("tp", &p.tp, 1, 1024);
-    o.Int("pp", &p.pp, 1, 1024);
+    o.Int("replicas", &p.replicas);
+    o.Int("tp", &p.tp);
+    o.Int("pp", &p.pp);
     o.String("engine", &p.engine);
     o.String("scheduler", &p.scheduler);
     if (o.Has("scheduler_options")) {
-      // Types and ranges as in the schema; which scheduler takes which
-      // option is checked when the run is built.
-      struct OptionRange {
-        const char* name;
-        bool integer;
-        double lo, hi;
-      };
-      static const OptionRange kOptions[] = {
-          {"watermark", false, 0, 0.5},
-          {"chunk_size", true, 1, 1 << 24},
-          {"reserve_request_length", true, 0, 1},
-          {"chunked_prefill_size", true, 1, 1 << 30},
-          {"max_prefill_tokens", true, 1, 1 << 30},
-          {"schedule_conservativeness", false, 0.01, 100},
-          {"init_new_token_ratio", false, 0, 1},
-          {"min_new_token_ratio", false, 0, 1},
-          {"new_token_ratio_decay_steps", true, 1, 1 << 30},
-          {"clip_max_new_tokens", true, 1, 1 << 30},
-      };
+      // Types and ranges from kBounds; which scheduler takes which option
+      // is checked when the run is built.
       Obj so(o.At("scheduler_options"), p.path + ".scheduler_options", "fleet.pools[].scheduler_options", err);
-      for (const OptionRange& r : kOptions) {
-        if (!so.Has(r.name)) continue;
-        const json& v = so.At(r.name);
-        const double x = v.is_number() ? v.get<double>() : std::nan("");
-        const bool good = std::isfinite(x) && x >= r.lo && x <= r.hi && (!r.integer || std::floor(x) == x);
-        if (!good) {
-          char range[96];
-          std::snprintf(range, sizeof range, "%s in [%g, %g]", r.integer ? "an integer" : "a number", r.lo, r.hi);
-          so.Fail(so.Join(r.name), std::string("expected ") + range + ", got " + Describe(v));
+      for (const char* name : TableFor("fleet.pools[].scheduler_options").keys) {
+        if (!so.Has(name)) continue;
+        const NumericBound& b = BoundFor(so.TablePath(name));
+        double x = 0;
+        int64_t n = 0;
+        if (b.integer ? !ReadInt(so.At(name), b, &n) : !ReadNumber(so.At(name), b, &x)) {
+          so.Fail(so.Join(name), "expected " + DescribeBound(b) + ", got " + Describe(so.At(name)));
           break;
         }
-        p.scheduler_options[r.name] = x;
+        p.scheduler_options[name] = b.integer ? static_cast<double>(n) : x;
       }
     }
     const int pre = o.Choice("preemption", {"recompute", "swap"}, false);
     if (pre >= 0) p.preemption = pre == 0 ? "recompute" : "swap";
-    o.Number("swap_space_gib", &p.swap_space_gib, Obj::Range::kNonNegative);
-    o.OptInt("max_model_len", &p.max_model_len, 1, int64_t{1} << 30);
+    o.Number("swap_space_gib", &p.swap_space_gib);
+    o.OptInt("max_model_len", &p.max_model_len);
     if (const int over = o.Choice("over_max_model_len", {"reject", "truncate"}, false); over >= 0)
       p.over_max_model_len = over == 0 ? "reject" : "truncate";
     o.OptBool("prefix_caching", &p.prefix_caching);
-    o.OptInt("max_num_batched_tokens", &p.max_num_batched_tokens, 1, int64_t{1} << 30);
-    o.OptInt("max_num_seqs", &p.max_num_seqs, 1, int64_t{1} << 30);
-    o.Number("gpu_memory_utilization", &p.gpu_memory_utilization, Obj::Range::kFraction);
-    o.Int("block_size", &p.block_size, 1, 1024);
+    o.OptInt("max_num_batched_tokens", &p.max_num_batched_tokens);
+    o.OptInt("max_num_seqs", &p.max_num_seqs);
+    o.Number("gpu_memory_utilization", &p.gpu_memory_utilization);
+    o.Int("block_size", &p.block_size);
     o.String("pricing_class", &p.pricing_class);
-    o.OptNumber("usd_per_gpu_hour", &p.usd_per_gpu_hour, Obj::Range::kNonNegative);
+    o.OptNumber("usd_per_gpu_hour", &p.usd_per_gpu_hour);
     for (const PoolSpec& q : spec->pools)
       if (o.ok() && q.name == p.name) o.Fail(p.path + ".name", "duplicate pool name \"" + p.name + "\"");
     spec->pools.push_back(std::move(p));
@@ -426,11 +547,7 @@ Status ApplyOverride(const std::string& assignment, json* j) {
     return Status::Invalid(where + "expected KEY=VALUE, e.g. fleet.pools[0].replicas=4");
   const std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
   json value;
-  try {
-    value = json::parse(text);
-  } catch (const json::exception&) {
-    value = text;  // not JSON: a string, so gpu=H100-SXM needs no quotes
-  }
+  if (!ParseJson(text, &value).ok()) value = text;  // not JSON: a string, so gpu=H100-SXM needs no quotes
   json* node = j;
   std::string path;
   size_t i = 0;
@@ -472,15 +589,9 @@ Status ApplyOverride(const std::string& assignment, json* j) {
 Status ParseScenario(std::string_view text, const std::string& file, const std::string& base_dir,
                      ScenarioSpec* out, const std::vector<std::string>& overrides) {
   json j;
-  try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    // e.what() reads "[json.exception.parse_error.101] parse error at line 3, column 7: ..."
-    // (or out_of_range.406 for a number too large for a double).
-    std::string what = e.what();
-    size_t p = what.find("] ");
-    return Status::Invalid(file + ": invalid JSON: " + (p == std::string::npos ? what : what.substr(p + 2)));
-  }
+  // Syntax errors, numbers too large for a double and nesting deeper than
+  // kMaxJsonDepth: "s.json: invalid JSON at line 3, column 7: ...".
+  FLEETSIM_RETURN_IF_ERROR(ParseJson(text, &j).WithPrefix(file + ": "));
   for (const std::string& o : overrides) FLEETSIM_RETURN_IF_ERROR(ApplyOverride(o, &j).WithPrefix(file + ": "));
   ScenarioSpec spec;
   spec.file = file;
@@ -490,9 +601,9 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
   Obj top(j, "", "", &err);
   top.String("name", &spec.name);
   top.String("description", &spec.description);
-  top.Int("seed", &spec.seed, 0, std::numeric_limits<int64_t>::max());
-  top.OptNumber("duration_s", &spec.duration_s, Obj::Range::kPositive);
-  top.Number("warmup_s", &spec.warmup_s, Obj::Range::kNonNegative);
+  top.Int("seed", &spec.seed);
+  top.OptNumber("duration_s", &spec.duration_s);
+  top.Number("warmup_s", &spec.warmup_s);
   top.String("model", &spec.model);
   if (err.ok() && !top.Has("fleet")) top.Fail("fleet", "required");
   if (err.ok()) {
@@ -503,19 +614,19 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
   if (err.ok()) ParseTraffic(top, base_dir, &spec, &err);
   if (err.ok() && top.Has("slo")) {
     Obj slo(top.At("slo"), "slo", "slo", &err);
-    slo.OptNumber("ttft_ms", &spec.ttft_slo_ms, Obj::Range::kPositive);
-    slo.OptNumber("tpot_ms", &spec.tpot_slo_ms, Obj::Range::kPositive);
+    slo.OptNumber("ttft_ms", &spec.ttft_slo_ms);
+    slo.OptNumber("tpot_ms", &spec.tpot_slo_ms);
   }
   if (err.ok() && top.Has("perf")) {
     Obj perf(top.At("perf"), "perf", "perf", &err);
     RooflineOptions& r = spec.roofline;
-    perf.Number("gemm_compute_efficiency", &r.gemm_compute_efficiency, Obj::Range::kFraction);
-    perf.Number("gemm_memory_efficiency", &r.gemm_memory_efficiency, Obj::Range::kFraction);
-    perf.Number("attention_compute_efficiency", &r.attention_compute_efficiency, Obj::Range::kFraction);
-    perf.Number("attention_memory_efficiency", &r.attention_memory_efficiency, Obj::Range::kFraction);
-    perf.Number("elementwise_memory_efficiency", &r.elementwise_memory_efficiency, Obj::Range::kFraction);
-    perf.Number("launch_overhead_us", &r.launch_overhead_us, Obj::Range::kNonNegative);
-    perf.Number("link_efficiency", &r.link_efficiency, Obj::Range::kFraction);
+    perf.Number("gemm_compute_efficiency", &r.gemm_compute_efficiency);
+    perf.Number("gemm_memory_efficiency", &r.gemm_memory_efficiency);
+    perf.Number("attention_compute_efficiency", &r.attention_compute_efficiency);
+    perf.Number("attention_memory_efficiency", &r.attention_memory_efficiency);
+    perf.Number("elementwise_memory_efficiency", &r.elementwise_memory_efficiency);
+    perf.Number("launch_overhead_us", &r.launch_overhead_us);
+    perf.Number("link_efficiency", &r.link_efficiency);
     perf.String("profile", &spec.perf_profile);
     if (!spec.perf_profile.empty()) spec.perf_profile = ResolvePath(base_dir, spec.perf_profile);
   }
@@ -538,6 +649,8 @@ Status LoadScenarioFile(const std::string& path, ScenarioSpec* out, const std::v
   const std::string dir = std::filesystem::path(path).parent_path().string();
   return ParseScenario(ss.str(), path, dir, out, overrides);
 }
+
+std::vector<NumericBound> ScenarioNumericBounds() { return {std::begin(kBounds), std::end(kBounds)}; }
 
 std::vector<std::string> ScenarioKeyPaths() {
   std::vector<std::string> out;

@@ -3,6 +3,7 @@
 // positive integer, got -2`. Unknown keys are errors, never ignored.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,5 +29,22 @@ Status LoadScenarioFile(const std::string& path, ScenarioSpec* out,
 // from the same tables the parser checks against; the schema test compares
 // them with scenarios/schema.json.
 std::vector<std::string> ScenarioKeyPaths();
+
+// The accepted range of one numeric key, as the parser enforces it.
+struct NumericBound {
+  const char* path;  // "fleet.pools[].tp", in ScenarioKeyPaths' notation
+  bool integer;      // an integer (2.0 counts) rather than any number
+  // Numbers: [lo, hi], or (lo, hi] when lo_open.
+  double lo = 0;
+  bool lo_open = false;
+  double hi = 0;
+  // Integers: [int_lo, int_hi].
+  int64_t int_lo = 0, int_hi = 0;
+};
+// Every numeric key's bound (a length key's integer shorthand included, as
+// "traffic.generator.prompt_tokens"), from the table the parser checks
+// against; the schema test compares them with scenarios/schema.json. Why
+// each bound is what it is: sim/scenario/parse.cc, above the table.
+std::vector<NumericBound> ScenarioNumericBounds();
 
 }  // namespace fleetsim

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/json_parse.h"
 #include "sim/traffic/text_fields.h"
 
 namespace fleetsim {
@@ -18,9 +19,9 @@ using Json = nlohmann::json;
 // |timestamp| bound in ms (about 126 years): differences stay within SimTime.
 constexpr double kMaxAbsMillis = 4e12;
 
-std::string Shown(const Json& v) {
-  return QuoteForMessage(v.dump(-1, ' ', true, Json::error_handler_t::replace));
-}
+// A value in a message, quoted; bounded whatever its size (DescribeJson
+// visits only what it prints).
+std::string Shown(const Json& v) { return QuoteForMessage(DescribeJson(v, 64)); }
 
 }  // namespace
 
@@ -54,16 +55,10 @@ bool MooncakeTraceReader::Fail(Status s) {
 
 bool MooncakeTraceReader::ParseLine(std::string_view line, Request* out, int64_t* raw_ns) {
   Json j;
-  try {
-    j = Json::parse(line.begin(), line.end());
-  } catch (const Json::parse_error& e) {
-    return Fail(lines_->ErrorAt("invalid JSON at column " + std::to_string(e.byte)));
-  } catch (const Json::out_of_range&) {
-    // A literal such as 1E400 that does not fit a double.
-    return Fail(lines_->ErrorAt("invalid JSON: a number is out of range"));
-  } catch (const Json::exception&) {
-    return Fail(lines_->ErrorAt("invalid JSON"));
-  }
+  JsonParseOptions options;
+  options.single_line = true;  // ErrorAt names the line; the message gives the column
+  const Status parsed = ParseJson(line, &j, options);
+  if (!parsed.ok()) return Fail(lines_->ErrorAt(parsed.message()));
   if (!j.is_object()) return Fail(lines_->ErrorAt("expected a JSON object, got " + Shown(j)));
 
   auto field = [&](const char* key, const Json** v) {

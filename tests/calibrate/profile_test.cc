@@ -114,7 +114,14 @@ TEST(Profile, RejectsBadCurvesNamingTheElement) {
             "p.json: model: required (a model name) when \"ops\" holds measurements");
   EXPECT_EQ(Load(R"({"format": "other", "device": "d"})"),
             "p.json: format: expected \"fleetsim-profile-1\", got \"other\"");
-  EXPECT_EQ(Load("{"), "p.json: not valid JSON");
+  EXPECT_EQ(Load("{").rfind("p.json: invalid JSON at line 1, column 2: ", 0), 0u) << Load("{");
+}
+
+TEST(Profile, RejectsDeepNestingNamingTheFile) {
+  // 100,000 levels under "notes": refused before anything is built or shown.
+  std::string text = "{\"format\": \"fleetsim-profile-1\", \"device\": \"d\",\n \"notes\": ";
+  text += std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_EQ(Load(text), "p.json: invalid JSON at line 2, column 266: nested deeper than 256 levels");
 }
 
 

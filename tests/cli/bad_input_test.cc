@@ -165,9 +165,9 @@ std::vector<BadCase> BadCases() {
 
   // ---- values out of range ----
   v.push_back(Case("ZeroRate", With(g, [](json& j) { j["traffic"]["generator"]["rate_per_s"] = 0; }),
-                   {"traffic.generator.rate_per_s: ", "positive", "got 0"}));
+                   {"traffic.generator.rate_per_s: ", "a number in [1e-06, 1000000]", "got 0"}));
   v.push_back(Case("NegativeRate", With(g, [](json& j) { j["traffic"]["generator"]["rate_per_s"] = -2.5; }),
-                   {"traffic.generator.rate_per_s: ", "positive", "-2.5"}));
+                   {"traffic.generator.rate_per_s: ", "a number in [1e-06, 1000000]", "-2.5"}));
   v.push_back(Case("ZeroReplicas", With(g, [](json& j) { j["fleet"]["pools"][0]["replicas"] = 0; }),
                    {"fleet.pools[0].replicas: ", "positive", "got 0"}));
   v.push_back(
@@ -187,7 +187,7 @@ std::vector<BadCase> BadCases() {
                         [](json& j) {
                           j["perf"] = {{"gemm_compute_efficiency", 2}};
                         }),
-                   {"perf.gemm_compute_efficiency: ", "(0, 1]"}));
+                   {"perf.gemm_compute_efficiency: ", "[0.001, 1]"}));
   v.push_back(Case("LengthMinAboveMax",
                    With(g,
                         [](json& j) {
@@ -339,10 +339,67 @@ std::vector<BadCase> BadCases() {
   v.push_back(RunCase("SharedPrefixOverflowsPromptLength",
                       With(g,
                            [](json& j) {
-                             j["traffic"]["generator"]["prompt_tokens"] = 2147483000;
-                             j["traffic"]["generator"]["shared_prefix"] = {{"groups", 2}, {"tokens", 1000}};
+                             auto& gen = j["traffic"]["generator"];
+                             gen.erase("prompt_tokens");
+                             gen.erase("output_tokens");
+                             gen["lengths_csv"] = "lengths.csv";
+                             gen["shared_prefix"] = {{"groups", 2}, {"tokens", 1000}};
                            }),
-                      {}, {"traffic.generator.shared_prefix.tokens: ", "1000", "2147483000", "exceeds"}));
+                      {{"lengths.csv", std::string(kLengthHeader) + "2147483000,5,2147483005,1\n"}},
+                      {"traffic.generator.shared_prefix.tokens: ", "1000", "2147483000", "exceeds"}));
+
+  // ---- numbers too large for the simulator: refused and named, never wrapped ----
+  v.push_back(Case("DurationBeyondBound", With(g, [](json& j) { j["duration_s"] = 1e308; }),
+                   {"duration_s: ", "positive number at most 10000000", "1e+308"}));
+  v.push_back(Case("PromptTokensAboveTwoToThirty",
+                   With(g, [](json& j) { j["traffic"]["generator"]["prompt_tokens"] = 2147483000; }),
+                   {"traffic.generator.prompt_tokens: ", "at most 1073741824", "2147483000"}));
+  v.push_back(Case("SeedBeyondInt64",
+                   With(g, [](json& j) { j["seed"] = json::parse("18446744073709551615"); }),
+                   {"seed: ", "non-negative integer", "18446744073709551615"}));
+  v.push_back(Case("SwapSpaceBeyondBound",
+                   With(g, [](json& j) { j["fleet"]["pools"][0]["swap_space_gib"] = 1e308; }),
+                   {"fleet.pools[0].swap_space_gib: ", "at most 65536"}));
+  v.push_back(Case("LaunchOverheadBeyondBound", With(g, [](json& j) { j["perf"]["launch_overhead_us"] = 1e300; }),
+                   {"perf.launch_overhead_us: ", "at most 1000000"}));
+  v.push_back(Case("EfficiencyNearZero", With(g, [](json& j) { j["perf"]["link_efficiency"] = 1e-300; }),
+                   {"perf.link_efficiency: ", "[0.001, 1]"}));
+  v.push_back(Case("HugeArrayValueIsShownCut",
+                   With(g,
+                        [](json& j) {
+                          json big = json::array();
+                          for (int i = 0; i < 100000; ++i) big.push_back(i);
+                          j["fleet"]["pools"][0]["replicas"] = big;
+                        }),
+                   {"fleet.pools[0].replicas: ", "got [0,1,2,"}));
+
+  v.push_back(Case("HugeUnknownNameIsShownCut", With(g, [](json& j) { j["model"] = std::string(100000, 'x'); }),
+                   {"model: unknown model \"" + std::string(61, 'x') + "...\" (known: "}));
+  v.push_back(Case("HugeUnknownChoiceIsShownCut",
+                   With(g, [](json& j) { j["traffic"]["generator"]["arrival"] = std::string(100000, 'w'); }),
+                   {"traffic.generator.arrival: unknown value \"" + std::string(36, 'w') + "... (valid: "}));
+
+  // ---- nesting deeper than any reader accepts (base/json_parse.h) ----
+  {
+    // 100,000 levels used to overflow the stack while the error message
+    // printed the value.
+    BadCase c;
+    c.name = "ScenarioNestedTooDeep";
+    c.scenario = "{\n  \"fleet\": " + std::string(100000, '[') + std::string(100000, ']') + "\n}\n";
+    c.expect = {"invalid JSON at line 2, column 267: nested deeper than 256 levels"};
+    v.push_back(c);
+  }
+  {
+    BadCase c = Case("ProfileNestedTooDeep", With(g, [](json& j) { j["perf"]["profile"] = "deep.json"; }),
+                     {"perf.profile: ", "deep.json: invalid JSON at line 1, column 266: nested deeper than 256 levels"});
+    c.files = {{"deep.json", "{\"notes\": " + std::string(100000, '[') + std::string(100000, ']') + "}"}};
+    v.push_back(c);
+  }
+  v.push_back(RunCase("MooncakeLineNestedTooDeep", TraceScenario("mooncake", "mc.jsonl"),
+                      {{"mc.jsonl", "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5}\n"
+                                    "{\"timestamp\": 10, \"hash_ids\": " +
+                                        std::string(100000, '[') + std::string(100000, ']') + "}\n"}},
+                      {"{dir}/mc.jsonl:2: ", "invalid JSON at column 286: nested deeper than 256 levels"}));
 
   // ---- files named by the scenario, read while running ----
   v.push_back(RunCase("MissingTraceFile", TraceScenario("csv", "absent.csv"), {},
@@ -525,6 +582,69 @@ TEST(CliUsage, NonNumericSeedIsUsageError) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));
 }
 
+// CLI11 converts with strtoull in base 0: a negative seed wrapped to 2^64-1
+// and an overflowing one saturated. Every form that is not a decimal
+// integer in range is refused, on one line, before anything runs.
+TEST(CliUsage, SeedIsParsedStrictly) {
+  ScratchDir dir;
+  const std::string scenario = dir.Write("s.json", GeneratorScenario().dump());
+  const std::string run = "run --quiet --out " + ShellQuote(dir.File("out"));
+  for (const char* seed : {"-1", "1e23", "1.5", "abc", "18446744073709551616", "18446744073709551615",
+                           "9223372036854775808", "0x10", "+5", "' 7'", "''"}) {
+    for (const std::string& form : {std::string(" --seed ") + seed, std::string(" --seed=") + seed}) {
+      SCOPED_TRACE(form);
+      const CommandResult r = RunFleetsim(run + form + " " + ShellQuote(scenario));
+      EXPECT_EQ(r.exit_code, 2) << r.output;
+      EXPECT_EQ(CountLines(r.output), 1) << r.output;
+      EXPECT_EQ(r.output.rfind("fleetsim: ", 0), 0u) << r.output;
+      EXPECT_NE(r.output.find("--seed"), std::string::npos) << r.output;
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));
+  // The largest accepted seed runs.
+  const CommandResult ok = RunFleetsim(run + " --seed 9223372036854775807 " + ShellQuote(scenario));
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
+// Every numeric option of calibrate: out of range, negative, fractional,
+// exponent, overflowing or not a number is exit 2 with one line naming it.
+TEST(CliUsage, CalibrateNumbersAreParsedStrictly) {
+  ScratchDir dir;
+  const std::string cal = "calibrate --backend cpu --model tiny --out " + ShellQuote(dir.File("p.json"));
+  const std::string gemm = "calibrate gemm --backend cpu --shapes 4x4x4";
+  const std::pair<std::string, std::string> cases[] = {
+      {cal + " --reps -1", "--reps: expected an integer in [1, 100000], got \"-1\""},
+      {cal + " --reps 1e3", "--reps: expected an integer in [1, 100000], got \"1e3\""},
+      {cal + " --reps 4294967297", "--reps: expected an integer in [1, 100000]"},
+      {cal + " --warmup -1", "--warmup: expected an integer in [0, 100000], got \"-1\""},
+      {cal + " --warmup 2.5", "--warmup: expected an integer in [0, 100000]"},
+      {cal + " --cuda-device -1", "--cuda-device: expected an integer in [0, 1023], got \"-1\""},
+      {cal + " --cuda-device 18446744073709551616", "--cuda-device: expected an integer in [0, 1023]"},
+      {cal + " --cpu-ranks 1", "--cpu-ranks: expected an integer in [2, 1024], got \"1\""},
+      {cal + " --cpu-ranks abc", "--cpu-ranks: expected an integer in [2, 1024]"},
+      {cal + " --tp -2", "--tp: expected an integer in [1, 1024], got \"-2\""},
+      {cal + " --tp 1,x", "--tp: expected an integer in [1, 1024], got \"x\""},
+      {cal + " --tp 4294967297", "--tp: expected an integer in [1, 1024]"},
+      {gemm + " --reps -1", "--reps: expected an integer in [1, 100000], got \"-1\""},
+      {gemm + " --warmup 1.5", "--warmup: expected an integer in [0, 100000], got \"1.5\""},
+      {gemm + " --cuda-device abc", "--cuda-device: expected an integer in [0, 1023], got \"abc\""},
+      {"calibrate gemm --backend cpu --shapes -4x4x4", "\"-4x4x4\" is not MxNxK"},
+      {"calibrate gemm --backend cpu --shapes 4x4x4x", "\"4x4x4x\" is not MxNxK"},
+      {"calibrate gemm --backend cpu --shapes 4x1e3x4", "\"4x1e3x4\" is not MxNxK"},
+      {"calibrate gemm --backend cpu --shapes 18446744073709551617x1x1", "is not MxNxK"},
+      {"calibrate gemm --backend cpu --shapes 1048577x1x1", "each dimension at most 1048576"},
+      {"calibrate gemm --backend cpu --shapes 65536x1x65536", "each operand at most 2147483648 elements"},
+  };
+  for (const auto& [args, expect] : cases) {
+    SCOPED_TRACE(args);
+    const CommandResult r = RunFleetsim(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;
+    EXPECT_NE(r.output.find(expect), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.json"));
+}
+
 // ---- fleetsim calibrate ----
 
 TEST(CliCalibrate, BadArgumentsExitTwoWithOneLine) {
@@ -534,7 +654,7 @@ TEST(CliCalibrate, BadArgumentsExitTwoWithOneLine) {
       {"calibrate --backend cpu --model Llama-9B --out " + out, "unknown model \"Llama-9B\" (valid: "},
       {"calibrate --backend cpu --model tiny --tp 3 --out " + out, "--tp 3: "},
       {"calibrate --backend cpu --model tiny --tp 1,1 --out " + out, "--tp: 1 is listed twice"},
-      {"calibrate --backend cpu --model tiny --reps 0 --out " + out, "--reps must be at least 1"},
+      {"calibrate --backend cpu --model tiny --reps 0 --out " + out, "--reps: expected an integer in [1, 100000], got \"0\""},
       {"calibrate --backend cpu --model tiny --grid medium --out " + out, "unknown grid \"medium\""},
       {"calibrate --backend cpu --model tiny", "--model and --out are required"},
       {"calibrate gemm --backend cpu --shapes 4x4", "\"4x4\" is not MxNxK"},

@@ -20,6 +20,7 @@
 #include "model/catalog.h"
 #include "sim/runner/run.h"
 #include "sim/scenario/parse.h"
+#include "tests/cli/cli_test_util.h"
 
 namespace fleetsim {
 namespace {
@@ -229,6 +230,19 @@ Status Parse(const json& j) {
 
 // ---- a validator for the subset of JSON Schema that schema.json uses ----
 
+// The sign of a - b; exact when both are JSON integers (as doubles,
+// 9223372036854775807 and 9223372036854775808 are equal).
+int CompareNumbers(const json& a, const json& b) {
+  if (a.is_number_integer() && b.is_number_integer()) {
+    auto wide = [](const json& v) {
+      return v.is_number_unsigned() ? static_cast<__int128>(v.get<uint64_t>()) : static_cast<__int128>(v.get<int64_t>());
+    };
+    return wide(a) < wide(b) ? -1 : wide(a) > wide(b) ? 1 : 0;
+  }
+  const double x = a.get<double>(), y = b.get<double>();
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 // Keywords that constrain nothing.
 const std::set<std::string> kAnnotations = {"$schema", "$id", "$defs", "title", "description"};
 
@@ -261,11 +275,11 @@ void Validate(const json& raw, const json& v, const std::string& where, std::vec
     } else if (kw == "enum") {
       if (std::find(arg.begin(), arg.end(), v) == arg.end()) errors->push_back(where + ": not in " + arg.dump());
     } else if (kw == "minimum") {
-      if (v.is_number() && v.get<double>() < arg.get<double>()) errors->push_back(where + ": below minimum");
+      if (v.is_number() && CompareNumbers(v, arg) < 0) errors->push_back(where + ": below minimum");
     } else if (kw == "maximum") {
-      if (v.is_number() && v.get<double>() > arg.get<double>()) errors->push_back(where + ": above maximum");
+      if (v.is_number() && CompareNumbers(v, arg) > 0) errors->push_back(where + ": above maximum");
     } else if (kw == "exclusiveMinimum") {
-      if (v.is_number() && v.get<double>() <= arg.get<double>()) errors->push_back(where + ": not above minimum");
+      if (v.is_number() && CompareNumbers(v, arg) <= 0) errors->push_back(where + ": not above minimum");
     } else if (kw == "minLength") {
       if (v.is_string() && v.get<std::string>().size() < arg.get<size_t>()) errors->push_back(where + ": too short");
     } else if (kw == "minItems") {
@@ -396,21 +410,30 @@ Probes ProbesFor(const json& node) {
     const bool integer = HasType(node, "integer");
     if (integer) p.bad.push_back(1.5);
     p.bad.push_back("3");
+    // The boundary itself and the nearest value beyond it: the next integer,
+    // or the next double (so 1e-06 and 1.0000000000000002e-06 are told apart).
+    auto step = [&](const json& m, int dir) -> json {
+      if (integer) {
+        if (m.is_number_unsigned() && dir > 0) return json(m.get<uint64_t>() + 1);
+        return json(m.get<int64_t>() + dir);
+      }
+      return json(std::nextafter(m.get<double>(), dir > 0 ? INFINITY : -INFINITY));
+    };
     if (node.contains("minimum")) {
-      const double m = node.at("minimum").get<double>();
-      p.good.push_back(integer ? json(static_cast<int64_t>(m)) : json(m));
-      p.bad.push_back(integer ? json(static_cast<int64_t>(m) - 1) : json(m - 0.5));
+      p.good.push_back(node.at("minimum"));
+      p.bad.push_back(step(node.at("minimum"), -1));
     }
     if (node.contains("exclusiveMinimum")) {
-      const double m = node.at("exclusiveMinimum").get<double>();
-      p.good.push_back(integer ? json(static_cast<int64_t>(m) + 1) : json(m + 1e-3));
-      p.bad.push_back(integer ? json(static_cast<int64_t>(m)) : json(m));
+      p.good.push_back(step(node.at("exclusiveMinimum"), +1));
+      p.bad.push_back(node.at("exclusiveMinimum"));
     }
     if (node.contains("maximum")) {
-      const double m = node.at("maximum").get<double>();
-      p.good.push_back(integer ? json(static_cast<int64_t>(m)) : json(m));
-      p.bad.push_back(integer ? json(static_cast<int64_t>(m) + 1) : json(m + 0.5));
+      p.good.push_back(node.at("maximum"));
+      p.bad.push_back(step(node.at("maximum"), +1));
     }
+    // Far beyond every bound: refused, never wrapped or crashed on.
+    p.bad.push_back(1e308);
+    p.bad.push_back(-1e308);
   } else {
     ADD_FAILURE() << "leaf with no type or enum: " << node.dump();
   }
@@ -431,6 +454,12 @@ json ScenarioWith(const std::string& path, const json& v, const std::string& dis
       j[ptr.parent_pointer()] = LengthFor(dist.empty() ? DistReading(LastKey(path)) : dist);
     }
   }
+  // A probe of one side of a two-key rule (warmup_s < duration_s, start_s <
+  // end_s, min <= max) drops or widens the other side, so that the probe
+  // tests the key's own bound.
+  if (path == "warmup_s") j.erase("duration_s");
+  if (path == "traffic.trace.start_s") j["traffic"]["trace"].erase("end_s");
+  if (IsLengthKey(path) && LastKey(path) == "min") j[Pointer(path).parent_pointer()]["max"] = int64_t{1} << 30;
   j[Pointer(path)] = v;
   return j;
 }
@@ -466,6 +495,63 @@ TEST(ScenarioSchema, ParserAcceptsAndRejectsAtTheSchemasBounds) {
     probes += static_cast<int>(p.good.size() + p.bad.size());
   }
   EXPECT_GT(probes, 100);
+}
+
+// The numeric leaves of the schema, as (key path, schema node).
+std::vector<std::pair<std::string, json>> NumericLeaves() {
+  std::vector<std::pair<std::string, json>> out;
+  for (const auto& [path, node] : WalkSchema().leaves)
+    if (HasType(node, "integer") || HasType(node, "number")) out.emplace_back(path, node);
+  return out;
+}
+
+// Every number has a finite range on both sides, in the schema and in the
+// parser's table (ScenarioNumericBounds), and the two state the same range
+// exactly; the probes above then check that the parser enforces it.
+TEST(ScenarioSchema, NumericBoundsEqualTheParsers) {
+  const std::vector<NumericBound> bounds = ScenarioNumericBounds();
+  std::set<std::string> seen;
+  int compared = 0;
+  for (const auto& [path, node] : NumericLeaves()) {
+    SCOPED_TRACE(path);
+    const auto it = std::find_if(bounds.begin(), bounds.end(), [&](const NumericBound& b) { return b.path == path; });
+    ASSERT_NE(it, bounds.end()) << "no parser bound for " << path;
+    seen.insert(path);
+    const NumericBound& b = *it;
+    EXPECT_EQ(HasType(node, "integer"), b.integer);
+    ASSERT_TRUE(node.contains("maximum")) << "schema gives no maximum";
+    ASSERT_NE(node.contains("minimum"), node.contains("exclusiveMinimum")) << "schema needs one lower bound";
+    if (b.integer) {
+      EXPECT_FALSE(node.contains("exclusiveMinimum"));
+      if (node.contains("minimum")) EXPECT_EQ(node.at("minimum"), json(b.int_lo));
+      EXPECT_EQ(node.at("maximum"), json(b.int_hi));
+    } else {
+      const json& lo = node.contains("minimum") ? node.at("minimum") : node.at("exclusiveMinimum");
+      EXPECT_EQ(node.contains("exclusiveMinimum"), b.lo_open);
+      EXPECT_EQ(lo.get<double>(), b.lo);
+      EXPECT_EQ(node.at("maximum").get<double>(), b.hi);
+    }
+    ++compared;
+  }
+  for (const NumericBound& b : bounds) EXPECT_TRUE(seen.count(b.path)) << b.path << ": bound for no schema key";
+  EXPECT_GT(compared, 50);
+}
+
+// The same through the executable: 1e308 in any numeric key is exit 2 with
+// one line naming the file and the key; nothing wraps, nothing crashes.
+TEST(ScenarioSchema, HugeNumberInAnyKeyIsExitTwoNamingIt) {
+  clitest::ScratchDir dir;
+  int probes = 0;
+  for (const auto& [path, node] : NumericLeaves()) {
+    SCOPED_TRACE(path);
+    const std::string file = dir.Write("s.json", ScenarioWith(path, json(1e308)).dump());
+    const clitest::CommandResult r = clitest::RunFleetsim("validate " + clitest::ShellQuote(file));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(clitest::CountLines(r.output), 1) << r.output;
+    EXPECT_NE(r.output.find(file + ": " + Display(path) + ": "), std::string::npos) << r.output;
+    ++probes;
+  }
+  EXPECT_GT(probes, 50);
 }
 
 // JSON Schema's "integer" is any number with a zero fraction ("replicas":
@@ -563,6 +649,20 @@ TEST(ScenarioParse, NumberTooLargeForADoubleIsAnError) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("big.json: invalid JSON"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("number overflow"), std::string::npos) << s.message();
+}
+
+// 100,000 levels of nesting overflowed the stack while the error message
+// printed the value; now the parse refuses it, naming where.
+TEST(ScenarioParse, NestingDeeperThanTheLimitIsAnError) {
+  ScenarioSpec spec;
+  const std::string deep = "{\"fleet\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  const Status s = ParseScenario(deep, "deep.json", "", &spec);
+  EXPECT_EQ(s.message(), "deep.json: invalid JSON at line 1, column 266: nested deeper than 256 levels");
+  // 200 levels parse, and the message that shows the value stays short.
+  const std::string ok = "{\"fleet\": " + std::string(200, '[') + std::string(200, ']') + "}";
+  const Status t = ParseScenario(ok, "ok.json", "", &spec);
+  EXPECT_EQ(t.message().rfind("ok.json: fleet: expected an object, got [[[[", 0), 0u) << t.message();
+  EXPECT_LT(t.message().size(), 120u) << t.message();
 }
 
 }  // namespace

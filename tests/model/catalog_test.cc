@@ -195,11 +195,18 @@ TEST(Catalog, RejectsMalformedJsonWithLineAndColumn) {
   Catalog c;
   Status s = c.AddModelJson("{\n  \"name\": \"x\",\n  \"layers\": ,\n}", "x.json");
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.message().rfind("x.json: parse error at line 3, column 13: ", 0), 0u) << s.message();
+  EXPECT_EQ(s.message().rfind("x.json: invalid JSON at line 3, column 13: ", 0), 0u) << s.message();
   EXPECT_NE(s.message().find("unexpected ','"), std::string::npos) << s.message();
   // Truncated input: the error sits one past the last character.
   s = c.AddGpuJson("{\"a\": 1", "t.json");
-  EXPECT_EQ(s.message().rfind("t.json: parse error at line 1, column 8: ", 0), 0u) << s.message();
+  EXPECT_EQ(s.message().rfind("t.json: invalid JSON at line 1, column 8: ", 0), 0u) << s.message();
+}
+
+TEST(Catalog, RejectsDeepNestingNamingTheDocument) {
+  Catalog c;
+  const std::string deep = "{\"name\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  const Status s = c.AddModelJson(deep, "deep.json");
+  EXPECT_EQ(s.message(), "deep.json: invalid JSON at line 1, column 265: nested deeper than 256 levels");
 }
 
 TEST(Catalog, RejectsNonObjectDocument) {

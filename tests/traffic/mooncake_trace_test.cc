@@ -76,7 +76,27 @@ TEST(MooncakeTraceReader, RejectsNumberTooLargeForADouble) {
   // Found by fuzz_trace_mooncake: the JSON parser throws out_of_range here.
   Status s;
   ReadText("{\"timestamp\": 7E8236, \"input_length\": 1, \"output_length\": 1}\n", &s);
-  EXPECT_EQ(s.message(), "traces/m.jsonl:1: invalid JSON: a number is out of range");
+  EXPECT_EQ(s.message(), "traces/m.jsonl:1: invalid JSON: number overflow parsing '7E8236'");
+}
+
+TEST(MooncakeTraceReader, RejectsDeepNestingNamingLineAndColumn) {
+  Status s;
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::vector<Request> rows = ReadText("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n"
+                                       "{\"timestamp\": 1, \"hash_ids\": " + deep + "}\n", &s);
+  EXPECT_EQ(rows.size(), 1u);
+  EXPECT_EQ(s.message(), "traces/m.jsonl:2: invalid JSON at column 285: nested deeper than 256 levels");
+}
+
+TEST(MooncakeTraceReader, ShowsABoundedPartOfAHugeValue) {
+  Status s;
+  std::string ids = "[";
+  for (int i = 0; i < 100000; ++i) ids += "\"x\",";
+  ids += "1]";
+  ReadText("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": {\"a\": " + ids + "}}\n",
+           &s);
+  EXPECT_EQ(s.message().rfind("traces/m.jsonl:1: hash_ids: expected an array", 0), 0u) << s.message();
+  EXPECT_LT(s.message().size(), 200u) << s.message();
 }
 
 TEST(MooncakeTraceReader, RejectsNonObject) {
