@@ -4,7 +4,10 @@
 // contract of tools/main.cc: exit status 2 and exactly one line,
 // `fleetsim: <file>: <json path or file:line>: <what>`.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <filesystem>
 #include <fstream>
@@ -499,6 +502,105 @@ TEST(CliScenarioFile, UnreadableFileIsOneLineNamingThePath) {
   std::filesystem::permissions(path, std::filesystem::perms::none);
   const CommandResult r = RunFleetsim("validate " + ShellQuote(path));
   ExpectOneLineError(r, path, {"cannot open scenario", "ermission denied"});
+}
+
+// ---- inputs that are not regular files ----
+//
+// A directory, a FIFO or a device named as the scenario, the trace, the
+// length CSV or the profile is refused by `validate` and `run` alike, at
+// once: opening a FIFO for reading would block until a writer came, and
+// /dev/zero never ends. Each command runs under `timeout`, so a regression
+// fails the test instead of hanging it.
+
+struct SpecialFile {
+  const char* kind;  // as the message says it
+  std::string path;
+};
+
+// A directory, a FIFO and two devices; the first two inside `dir`.
+std::vector<SpecialFile> SpecialFiles(const ScratchDir& dir) {
+  const std::string fifo = dir.File("fifo");
+  EXPECT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_directory(dir.File("folder"));
+  return {{"a directory", dir.File("folder")},
+          {"a FIFO", fifo},
+          {"a character device", "/dev/null"},
+          {"a character device", "/dev/zero"}};
+}
+
+CommandResult RunBounded(const std::string& args) {
+  return clitest::RunCommand("timeout 20 " + ShellQuote(clitest::FleetsimBinary()) + " " + args);
+}
+
+void ExpectRefusedQuickly(const std::string& scenario, const std::vector<std::string>& expect) {
+  ScratchDir out;
+  const auto t0 = std::chrono::steady_clock::now();
+  const CommandResult val = RunBounded("validate " + ShellQuote(scenario));
+  const CommandResult run = RunBounded("run --quiet --out " + ShellQuote(out.File("o")) + " " + ShellQuote(scenario));
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  {
+    SCOPED_TRACE("validate");
+    ExpectOneLineError(val, scenario, expect);
+  }
+  {
+    SCOPED_TRACE("run");
+    ExpectOneLineError(run, scenario, expect);
+  }
+  EXPECT_EQ(val.output, run.output) << "validate and run open the input differently";
+  EXPECT_LT(wall_s, 15.0) << "refusing a special file must not wait";
+}
+
+TEST(CliSpecialFiles, ScenarioThatIsNotARegularFileIsRefused) {
+  ScratchDir dir;
+  for (const SpecialFile& f : SpecialFiles(dir)) {
+    SCOPED_TRACE(f.path);
+    ExpectRefusedQuickly(f.path, {"cannot open scenario \"" + f.path + "\": not a regular file (" + f.kind + ")"});
+  }
+}
+
+TEST(CliSpecialFiles, TraceThatIsNotARegularFileIsRefused) {
+  ScratchDir dir;
+  for (const SpecialFile& f : SpecialFiles(dir)) {
+    for (const char* format : {"azure", "burstgpt", "servegen"}) {
+      // A servegen path may be a folder (of client files): an empty one is
+      // refused for having none.
+      const bool folder_ok = std::string(format) == "servegen" && std::string(f.kind) == "a directory";
+      SCOPED_TRACE(f.path + " as " + format);
+      const std::string scenario = dir.Write("s.json", TraceScenario(format, f.path).dump());
+      if (folder_ok) {
+        ExpectRefusedQuickly(scenario, {"traffic.trace.path: ", "no chunk-N-trace.csv files"});
+      } else {
+        ExpectRefusedQuickly(scenario, {"traffic.trace.path: cannot open trace \"" + f.path +
+                                            "\": not a regular file (" + f.kind + ")"});
+      }
+    }
+  }
+}
+
+TEST(CliSpecialFiles, LengthCsvThatIsNotARegularFileIsRefused) {
+  ScratchDir dir;
+  for (const SpecialFile& f : SpecialFiles(dir)) {
+    SCOPED_TRACE(f.path);
+    json j = GeneratorScenario();
+    auto& gen = j["traffic"]["generator"];
+    gen.erase("prompt_tokens");
+    gen.erase("output_tokens");
+    gen["lengths_csv"] = f.path;
+    const std::string scenario = dir.Write("s.json", j.dump());
+    ExpectRefusedQuickly(scenario, {"traffic.generator.lengths_csv: cannot open length CSV \"" + f.path +
+                                        "\": not a regular file (" + f.kind + ")"});
+  }
+}
+
+TEST(CliSpecialFiles, ProfileThatIsNotARegularFileIsRefused) {
+  ScratchDir dir;
+  for (const SpecialFile& f : SpecialFiles(dir)) {
+    SCOPED_TRACE(f.path);
+    const std::string scenario =
+        dir.Write("s.json", With(GeneratorScenario(), [&](json& j) { j["perf"]["profile"] = f.path; }).dump());
+    ExpectRefusedQuickly(scenario, {"perf.profile: cannot open profile \"" + f.path + "\": not a regular file (" +
+                                        f.kind + ")"});
+  }
 }
 
 // ---- command-line usage ----
