@@ -54,6 +54,21 @@ std::string DatasetPathFor(const std::string& trace_path) {
   return trace_path.substr(0, trace_path.size() - kSuffix.size()) + "-dataset.json";
 }
 
+// The dataset beside `trace_path`, checked as it will be opened; an error
+// says how else lengths can be given.
+Status DatasetFor(const std::string& trace_path, std::string* dataset_path) {
+  *dataset_path = DatasetPathFor(trace_path);
+  std::error_code ec;
+  if (dataset_path->empty() || !std::filesystem::exists(*dataset_path, ec)) {
+    return Status::Invalid("traffic.trace: no lengths for ServeGen client \"" + trace_path + "\": " +
+                           (dataset_path->empty() ? std::string("its name does not end in -trace.csv")
+                                                  : "\"" + *dataset_path + "\" does not exist") +
+                           "; put the dataset file beside it, or set traffic.trace.lengths_csv or "
+                           "prompt_tokens and output_tokens");
+  }
+  return CheckRegularFile(*dataset_path, "length dataset");
+}
+
 }  // namespace
 
 // Lengths shared by every client when the scenario gives them.
@@ -281,6 +296,17 @@ Status ServeGenTraceSource::ListClients(const std::string& path, std::vector<std
   return Status::Ok();
 }
 
+Status ServeGenTraceSource::CheckInputs(const TrafficSpec& spec) {
+  std::vector<std::string> files;
+  FLEETSIM_RETURN_IF_ERROR(ListClients(spec.path, &files).WithPrefix("traffic.trace.path: "));
+  if (!spec.lengths_csv.empty() || spec.trace_lengths) return Status::Ok();
+  for (const std::string& file : files) {
+    std::string dpath;
+    FLEETSIM_RETURN_IF_ERROR(DatasetFor(file, &dpath));
+  }
+  return Status::Ok();
+}
+
 Status ServeGenTraceSource::Open(const TrafficSpec& spec, Rng rng, std::unique_ptr<RequestSource>* out) {
   std::vector<std::string> files;
   FLEETSIM_RETURN_IF_ERROR(ListClients(spec.path, &files));
@@ -301,15 +327,8 @@ Status ServeGenTraceSource::Open(const TrafficSpec& spec, Rng rng, std::unique_p
   for (const std::string& file : files) {
     std::unique_ptr<ServeGenDataset> dataset;
     if (use_datasets) {
-      const std::string dpath = DatasetPathFor(file);
-      std::error_code ec;
-      if (dpath.empty() || !std::filesystem::exists(dpath, ec)) {
-        return Status::Invalid("traffic.trace: no lengths for ServeGen client \"" + file + "\": " +
-                               (dpath.empty() ? std::string("its name does not end in -trace.csv")
-                                              : "\"" + dpath + "\" does not exist") +
-                               "; put the dataset file beside it, or set traffic.trace.lengths_csv or "
-                               "prompt_tokens and output_tokens");
-      }
+      std::string dpath;
+      FLEETSIM_RETURN_IF_ERROR(DatasetFor(file, &dpath));
       FLEETSIM_RETURN_IF_ERROR(ServeGenDataset::Load(dpath, &dataset));
     }
     std::unique_ptr<LineReader> lines;

@@ -83,6 +83,11 @@ class ServeGenTraceSource final : public RequestSource {
   // "path": ...`; `trace folder "path": no chunk-N-trace.csv files`.
   static Status ListClients(const std::string& path, std::vector<std::string>* files);
 
+  // Checks without reading them that ListClients finds the clients and,
+  // when the spec gives no lengths, that each has its dataset file (what
+  // `validate` can know before a run). Messages start with the scenario key.
+  static Status CheckInputs(const TrafficSpec& spec);
+
   // Opens every client of spec.path. Lengths from spec (lengths_csv, or
   // prompt and output when spec.trace_lengths) or from each client's
   // dataset file. `rng` seeds the per-client streams.

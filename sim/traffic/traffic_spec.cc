@@ -5,7 +5,6 @@
 #include <cmath>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "base/file.h"
 #include "sim/traffic/azure_trace.h"
@@ -109,8 +108,7 @@ Status MakeRequestSource(const TrafficSpec& spec, Rng rng, std::unique_ptr<Reque
 Status CheckTrafficInputs(const TrafficSpec& spec) {
   if (spec.kind == TrafficSpec::Kind::kTrace) {
     if (spec.format == TraceFormat::kServeGen) {
-      std::vector<std::string> files;
-      FLEETSIM_RETURN_IF_ERROR(ServeGenTraceSource::ListClients(spec.path, &files).WithPrefix("traffic.trace.path: "));
+      FLEETSIM_RETURN_IF_ERROR(ServeGenTraceSource::CheckInputs(spec));
     } else {
       FLEETSIM_RETURN_IF_ERROR(CheckRegularFile(spec.path, "trace").WithPrefix("traffic.trace.path: "));
     }

@@ -603,6 +603,52 @@ TEST(CliSpecialFiles, ProfileThatIsNotARegularFileIsRefused) {
   }
 }
 
+// ---- the bundled BurstGPT, Splitwise and ServeGen slices run end to end ----
+
+TEST(CliTraceFormats, BundledSlicesValidateAndRun) {
+  const std::string traces = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/traces/";
+  const std::pair<const char*, std::string> cases[] = {
+      {"burstgpt", traces + "burstgpt_1_head.csv"},
+      {"splitwise", traces + "splitwise_conv_head.csv"},
+      {"servegen", traces + "servegen_deepseek_r1"},
+  };
+  for (const auto& [format, path] : cases) {
+    SCOPED_TRACE(format);
+    ScratchDir dir;
+    const std::string scenario = dir.Write("s.json", TraceScenario(format, path).dump());
+    const CommandResult val = RunBounded("validate " + ShellQuote(scenario));
+    EXPECT_EQ(val.exit_code, 0) << val.output;
+    const CommandResult run =
+        RunBounded("run --quiet --out " + ShellQuote(dir.File("out")) + " " + ShellQuote(scenario));
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "out" / "summary.json"));
+  }
+}
+
+TEST(CliTraceFormats, ServeGenClientWithoutLengthsIsRefusedByValidate) {
+  ScratchDir dir;
+  const std::string trace = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/traces/servegen_m_large/chunk-63-trace.csv";
+  const std::string scenario = dir.Write("s.json", TraceScenario("servegen", trace).dump());
+  ExpectRefusedQuickly(scenario, {"traffic.trace: no lengths for ServeGen client", "chunk-63-dataset.json",
+                                  "lengths_csv"});
+  // With lengths in the scenario it runs.
+  const std::string ok = dir.Write("ok.json", With(TraceScenario("servegen", trace), [](json& j) {
+                                                j["traffic"]["trace"]["prompt_tokens"] = 200;
+                                                j["traffic"]["trace"]["output_tokens"] = 20;
+                                              }).dump());
+  const CommandResult run = RunBounded("run --quiet --out " + ShellQuote(dir.File("out")) + " " + ShellQuote(ok));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+}
+
+TEST(CliTraceFormats, LengthKeysOnlyForServeGen) {
+  ScratchDir dir;
+  const std::string scenario = dir.Write("s.json", With(TraceScenario("azure", "t.csv"), [](json& j) {
+                                                      j["traffic"]["trace"]["prompt_tokens"] = 200;
+                                                    }).dump());
+  const CommandResult r = RunBounded("validate " + ShellQuote(scenario));
+  ExpectOneLineError(r, scenario, {"traffic.trace.prompt_tokens: only for format \"servegen\""});
+}
+
 // ---- command-line usage ----
 
 TEST(CliUsage, RunWithoutScenarioIsUsageError) {
