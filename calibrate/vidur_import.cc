@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
+#include <sstream>
 #include <utility>
+
+#include "base/file.h"
 
 namespace fleetsim {
 namespace {
@@ -32,8 +34,9 @@ std::vector<std::string> Split(const std::string& line) {
 }
 
 Status ReadCsv(const std::string& path, Csv* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Invalid("cannot open \"" + path + "\": " + std::strerror(errno));
+  std::string text;
+  FLEETSIM_RETURN_IF_ERROR(ReadWholeFile(path, "Vidur CSV", &text));
+  std::istringstream in(text);
   out->path = path;
   std::string line;
   int n = 0;
@@ -51,7 +54,6 @@ Status ReadCsv(const std::string& path, Csv* out) {
     out->rows.push_back(std::move(f));
     out->lines.push_back(n);
   }
-  if (in.bad()) return Status::Invalid("cannot read \"" + path + "\": " + std::strerror(errno));
   if (n == 0) return Status::Invalid(path + ": empty file (expected a header line)");
   return Status::Ok();
 }

@@ -2,15 +2,14 @@
 #include "model/profile.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "base/file.h"
 #include "base/json_parse.h"
 
 namespace fleetsim {
@@ -671,12 +670,9 @@ Status LoadProfile(std::string_view text, const std::string& origin, Profile* ou
 }
 
 Status LoadProfileFile(const std::string& path, Profile* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Invalid("cannot open profile \"" + path + "\": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::Invalid("cannot read profile \"" + path + "\": " + std::strerror(errno));
-  return LoadProfile(ss.str(), path, out);
+  std::string text;
+  FLEETSIM_RETURN_IF_ERROR(ReadWholeFile(path, "profile", &text));
+  return LoadProfile(text, path, out);
 }
 
 Status WriteProfileJson(const Profile& p, std::string* out) {

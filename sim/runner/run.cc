@@ -189,20 +189,10 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
         ResolvePool(p, catalog, policies, run->profile_gpu_.get(), &plan).WithPrefix(s.file + ": "));
     run->pools_.push_back(plan);
   }
-  // Input files are checked here so that `validate` catches a missing one.
-  auto readable = [&](const std::string& path, const char* json_path, const char* what) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f)
-      return Status::Invalid(s.file + ": " + json_path + ": cannot open " + what + " \"" + path +
-                             "\": " + std::strerror(errno));
-    std::fclose(f);
-    return Status::Ok();
-  };
-  if (s.traffic.kind == TrafficSpec::Kind::kTrace) {
-    FLEETSIM_RETURN_IF_ERROR(readable(s.traffic.path, "traffic.trace.path", "trace"));
-  } else if (!s.traffic.lengths_csv.empty()) {
-    FLEETSIM_RETURN_IF_ERROR(readable(s.traffic.lengths_csv, "traffic.generator.lengths_csv", "length CSV"));
-  }
+  // Input files are checked here so that `validate` catches a missing one,
+  // opened exactly as the readers will open them (regular files only, never
+  // a blocking open; see base/file.h).
+  FLEETSIM_RETURN_IF_ERROR(CheckTrafficInputs(s.traffic).WithPrefix(s.file + ": "));
   {
     // Built once here, so that `validate` checks them, and kept for Run
     // (a PerfModel is immutable).

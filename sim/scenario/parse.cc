@@ -2,17 +2,16 @@
 // program sees only ScenarioSpec.
 #include "sim/scenario/parse.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/file.h"
 #include "base/json_parse.h"
 #include "base/sha256.h"
 
@@ -41,7 +40,9 @@ const KeyTable kTables[] = {
       "schedule_conservativeness", "init_new_token_ratio", "min_new_token_ratio", "new_token_ratio_decay_steps",
       "clip_max_new_tokens"}},
     {"traffic", {"trace", "generator", "max_requests", "max_arrival_s"}},
-    {"traffic.trace", {"format", "path", "start_s", "end_s", "rate_scale"}},
+    {"traffic.trace", {"format", "path", "start_s", "end_s", "rate_scale", "prompt_tokens", "output_tokens", "lengths_csv"}},
+    {"traffic.trace.prompt_tokens", {"dist", "value", "median", "sigma", "min", "max"}},
+    {"traffic.trace.output_tokens", {"dist", "value", "median", "sigma", "min", "max"}},
     {"traffic.generator",
      {"arrival", "rate_per_s", "cv", "prompt_tokens", "output_tokens", "lengths_csv", "model", "shared_prefix",
       "sessions"}},
@@ -149,6 +150,18 @@ const NumericBound kBounds[] = {
     NumIn("traffic.generator.output_tokens.sigma", 0, 10),
     IntIn("traffic.generator.output_tokens.min", 1, kMaxTokens),
     IntIn("traffic.generator.output_tokens.max", 1, kMaxTokens),
+    IntIn("traffic.trace.prompt_tokens", 1, kMaxTokens),
+    IntIn("traffic.trace.prompt_tokens.value", 1, kMaxTokens),
+    NumAbove("traffic.trace.prompt_tokens.median", 0, kMaxTokens),
+    NumIn("traffic.trace.prompt_tokens.sigma", 0, 10),
+    IntIn("traffic.trace.prompt_tokens.min", 1, kMaxTokens),
+    IntIn("traffic.trace.prompt_tokens.max", 1, kMaxTokens),
+    IntIn("traffic.trace.output_tokens", 1, kMaxTokens),
+    IntIn("traffic.trace.output_tokens.value", 1, kMaxTokens),
+    NumAbove("traffic.trace.output_tokens.median", 0, kMaxTokens),
+    NumIn("traffic.trace.output_tokens.sigma", 0, 10),
+    IntIn("traffic.trace.output_tokens.min", 1, kMaxTokens),
+    IntIn("traffic.trace.output_tokens.max", 1, kMaxTokens),
     IntIn("traffic.generator.shared_prefix.groups", 1, kMaxSharedPrefixGroups),
     IntIn("traffic.generator.shared_prefix.tokens", 1, kMaxSharedPrefixTokens),
     IntIn("traffic.generator.sessions.turns", 1, kMaxSessionTurns),
@@ -360,11 +373,13 @@ std::string ResolvePath(const std::string& base_dir, const std::string& p) {
   return (std::filesystem::path(base_dir) / path).lexically_normal().string();
 }
 
-void ParseLength(Obj& gen, const char* key, LengthSpec* out, Status* err) {
+// A length object under `gen`, whose key table is at `table_prefix` + key
+// ("traffic.generator." or "traffic.trace.").
+void ParseLength(Obj& gen, const char* table_prefix, const char* key, LengthSpec* out, Status* err) {
   if (!gen.Has(key)) return;
   const json& v = gen.At(key);
   const std::string path = gen.Join(key);
-  const std::string table_path = std::string("traffic.generator.") + key;
+  const std::string table_path = std::string(table_prefix) + key;
   if (v.is_number()) {  // shorthand for {"dist": "fixed", "value": n}
     const NumericBound& b = BoundFor(table_path);
     int64_t n = 0;
@@ -429,14 +444,34 @@ void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Sta
   if (has_trace) {
     ts.kind = TrafficSpec::Kind::kTrace;
     Obj tr(t.At("trace"), "traffic.trace", "traffic.trace", err);
-    const int fmt = tr.Choice("format", {"azure", "mooncake", "csv"}, true);
-    ts.format = fmt == 0 ? TraceFormat::kAzure : fmt == 1 ? TraceFormat::kMooncake : TraceFormat::kCsv;
+    // In the order of TraceFormat.
+    static constexpr TraceFormat kFormats[] = {TraceFormat::kAzure,     TraceFormat::kMooncake,
+                                               TraceFormat::kCsv,       TraceFormat::kBurstGpt,
+                                               TraceFormat::kSplitwise, TraceFormat::kServeGen};
+    const int fmt = tr.Choice("format", {"azure", "mooncake", "csv", "burstgpt", "splitwise", "servegen"}, true);
+    if (fmt >= 0) ts.format = kFormats[fmt];
     tr.String("path", &ts.path, true);
     ts.path = ResolvePath(base_dir, ts.path);
     tr.Number("start_s", &ts.start_s);
     tr.Number("end_s", &ts.end_s);
     tr.Number("rate_scale", &ts.rate_scale);
     if (tr.ok() && ts.end_s <= ts.start_s) tr.Fail("traffic.trace.end_s", "must be greater than start_s");
+    // Lengths for a trace that has none of its own (ServeGen describes
+    // arrivals only; its dataset files are used when these are absent).
+    const bool has_lengths = tr.Has("prompt_tokens") || tr.Has("output_tokens") || tr.Has("lengths_csv");
+    if (tr.ok() && has_lengths && ts.format != TraceFormat::kServeGen) {
+      const char* key = tr.Has("lengths_csv") ? "lengths_csv" : tr.Has("prompt_tokens") ? "prompt_tokens" : "output_tokens";
+      tr.Fail(std::string("traffic.trace.") + key, "only for format \"servegen\" (other traces carry their lengths)");
+    }
+    tr.String("lengths_csv", &ts.lengths_csv);
+    if (!ts.lengths_csv.empty()) ts.lengths_csv = ResolvePath(base_dir, ts.lengths_csv);
+    if (tr.ok() && has_lengths && ts.lengths_csv.empty() && !(tr.Has("prompt_tokens") && tr.Has("output_tokens")))
+      tr.Fail("traffic.trace", "needs \"lengths_csv\" or both \"prompt_tokens\" and \"output_tokens\"");
+    if (tr.ok() && !ts.lengths_csv.empty() && (tr.Has("prompt_tokens") || tr.Has("output_tokens")))
+      tr.Fail("traffic.trace", "\"lengths_csv\" and \"prompt_tokens\"/\"output_tokens\" exclude each other");
+    ParseLength(tr, "traffic.trace.", "prompt_tokens", &ts.prompt, err);
+    ParseLength(tr, "traffic.trace.", "output_tokens", &ts.output, err);
+    ts.trace_lengths = has_lengths;
   } else if (has_gen) {
     ts.kind = TrafficSpec::Kind::kGenerator;
     Obj g(t.At("generator"), "traffic.generator", "traffic.generator", err);
@@ -452,8 +487,8 @@ void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Sta
       g.Fail("traffic.generator", "needs \"lengths_csv\" or both \"prompt_tokens\" and \"output_tokens\"");
     if (g.ok() && !ts.lengths_csv.empty() && has_lengths)
       g.Fail("traffic.generator", "\"lengths_csv\" and \"prompt_tokens\"/\"output_tokens\" exclude each other");
-    ParseLength(g, "prompt_tokens", &ts.prompt, err);
-    ParseLength(g, "output_tokens", &ts.output, err);
+    ParseLength(g, "traffic.generator.", "prompt_tokens", &ts.prompt, err);
+    ParseLength(g, "traffic.generator.", "output_tokens", &ts.output, err);
     // Both optional; absent, the stream is exactly the plain generator's.
     // Whether the system prompt plus the longest prompt fits an int32 is
     // checked when the generator is built (a length CSV's longest row is
@@ -638,16 +673,10 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
 }
 
 Status LoadScenarioFile(const std::string& path, ScenarioSpec* out, const std::vector<std::string>& overrides) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return Status::Invalid("cannot read scenario \"" + path + "\": is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Invalid("cannot open scenario \"" + path + "\": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::Invalid("cannot read scenario \"" + path + "\": " + std::strerror(errno));
+  std::string text;
+  FLEETSIM_RETURN_IF_ERROR(ReadWholeFile(path, "scenario", &text));
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return ParseScenario(ss.str(), path, dir, out, overrides);
+  return ParseScenario(text, path, dir, out, overrides);
 }
 
 std::vector<NumericBound> ScenarioNumericBounds() { return {std::begin(kBounds), std::end(kBounds)}; }

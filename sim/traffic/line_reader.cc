@@ -1,29 +1,19 @@
 #include "sim/traffic/line_reader.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstring>
 #include <utility>
+
+#include "base/file.h"
 
 namespace fleetsim {
 
 Status LineReader::OpenFile(const std::string& path, std::string_view what,
                             std::unique_ptr<LineReader>* out, const LineReaderOptions& options) {
-  auto fail = [&](int err) {
-    return Status::Invalid("cannot open " + std::string(what) + " \"" + path +
-                           "\": " + std::strerror(err));
-  };
-  errno = 0;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return fail(errno != 0 ? errno : ENOENT);
-  // fopen succeeds on a directory on Linux; reading it would then fail with
-  // a less helpful message.
-  struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    std::fclose(f);
-    return fail(EISDIR);
-  }
+  // Only regular files, opened without blocking (a FIFO would otherwise wait
+  // for a writer; a directory or a device is refused with a clear message).
+  std::FILE* f;
+  FLEETSIM_RETURN_IF_ERROR(OpenRegularFile(path, what, &f));
   out->reset(new LineReader(path, f, options));
   return Status::Ok();
 }

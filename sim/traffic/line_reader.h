@@ -29,7 +29,8 @@ struct LineReaderOptions {
 class LineReader {
  public:
   // Opens `path`. `what` names the file's role in the error message:
-  // `cannot open <what> "path": <strerror>`. Directories are refused.
+  // `cannot open <what> "path": <strerror>`. Anything but a regular file (a
+  // directory, a FIFO, a device) is refused without blocking; see base/file.h.
   static Status OpenFile(const std::string& path, std::string_view what,
                          std::unique_ptr<LineReader>* out,
                          const LineReaderOptions& options = LineReaderOptions());

@@ -3,6 +3,7 @@
 // simulation advances, so a trace is never held in memory whole.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "base/status.h"
@@ -19,6 +20,10 @@ class RequestSource {
   // non-decreasing; ids are 0, 1, 2, ... in order.
   virtual bool Next(Request* out) = 0;
   virtual const Status& status() const = 0;
+  // Rows of the input that the format defines as not being requests and
+  // that were therefore skipped, not errors (BurstGPT's failed requests);
+  // counted up to the last Next. 0 for formats that skip nothing.
+  virtual int64_t skipped_rows() const { return 0; }
 };
 
 }  // namespace fleetsim

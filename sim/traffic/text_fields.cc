@@ -44,6 +44,17 @@ bool ParseUint64(std::string_view s, uint64_t* out) {
   return ec == std::errc() && ptr == end;
 }
 
+bool ParseFiniteDouble(std::string_view s, double* out) {
+  if (s.empty()) return false;
+  if (s.front() == '+') return false;
+  const char* end = s.data() + s.size();
+  double v;
+  auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  if (ec != std::errc() || ptr != end || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
 bool ParsePositiveInt32(std::string_view s, int32_t* out) {
   int64_t v;
   if (!ParseInt64(s, &v) || v < 1 || v > std::numeric_limits<int32_t>::max()) return false;

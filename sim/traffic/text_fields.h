@@ -25,6 +25,9 @@ size_t SplitCsv(std::string_view line, std::string_view* fields, size_t max_fiel
 // than a leading '-', spaces, trailing text, overflow).
 bool ParseInt64(std::string_view s, int64_t* out);
 bool ParseUint64(std::string_view s, uint64_t* out);
+// A finite decimal number ("0.25", "-3", "1e-05"); false on anything else
+// (inf, nan, spaces, trailing text, out of double range).
+bool ParseFiniteDouble(std::string_view s, double* out);
 // An integer in [1, 2^31 - 1]: token counts.
 bool ParsePositiveInt32(std::string_view s, int32_t* out);
 

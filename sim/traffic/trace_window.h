@@ -36,6 +36,8 @@ class TraceWindow final : public RequestSource {
   // The inner stream's status: a corrupt row inside the window surfaces
   // here; one past the window's end is never read.
   const Status& status() const override { return inner_->status(); }
+  // The inner reader's count: rows it skipped up to the last row it read.
+  int64_t skipped_rows() const override { return inner_->skipped_rows(); }
 
  private:
   std::unique_ptr<RequestSource> inner_;

@@ -3,12 +3,17 @@
 #include "sim/traffic/traffic_spec.h"
 
 #include <cmath>
+#include <string>
 #include <utility>
 
+#include "base/file.h"
 #include "sim/traffic/azure_trace.h"
+#include "sim/traffic/burstgpt_trace.h"
 #include "sim/traffic/csv_trace.h"
 #include "sim/traffic/generator_source.h"
 #include "sim/traffic/mooncake_trace.h"
+#include "sim/traffic/servegen_trace.h"
+#include "sim/traffic/splitwise_trace.h"
 #include "sim/traffic/text_fields.h"
 #include "sim/traffic/trace_window.h"
 
@@ -19,7 +24,7 @@ namespace {
 // +infinity, the "no limit" default).
 SimTime LimitToTime(double s) { return s < 9.2e9 ? SecondsToTime(s) : kTimeNever; }
 
-Status MakeTraceSource(const TrafficSpec& spec, std::unique_ptr<RequestSource>* out) {
+Status ValidateTraceSpec(const TrafficSpec& spec) {
   if (spec.path.empty()) return Status::Invalid("traffic.path: expected a trace file name");
   if (!std::isfinite(spec.start_s) || spec.start_s < 0) {
     return Status::Invalid("traffic.start_s: expected a finite number >= 0, got " +
@@ -41,18 +46,41 @@ Status MakeTraceSource(const TrafficSpec& spec, std::unique_ptr<RequestSource>* 
     return Status::Invalid("traffic.max_arrival_s: expected >= 0, got " +
                            FormatNumber(spec.max_arrival_s));
   }
-  std::unique_ptr<RequestSource> reader;
+  return Status::Ok();
+}
+
+Status OpenTraceReaderChecked(const TrafficSpec& spec, Rng rng, std::unique_ptr<RequestSource>* out) {
   switch (spec.format) {
     case TraceFormat::kAzure:
-      FLEETSIM_RETURN_IF_ERROR(AzureTraceReader::Open(spec.path, &reader));
+      FLEETSIM_RETURN_IF_ERROR(AzureTraceReader::Open(spec.path, out));
       break;
     case TraceFormat::kMooncake:
-      FLEETSIM_RETURN_IF_ERROR(MooncakeTraceReader::Open(spec.path, &reader));
+      FLEETSIM_RETURN_IF_ERROR(MooncakeTraceReader::Open(spec.path, out));
       break;
     case TraceFormat::kCsv:
-      FLEETSIM_RETURN_IF_ERROR(CsvTraceReader::Open(spec.path, &reader));
+      FLEETSIM_RETURN_IF_ERROR(CsvTraceReader::Open(spec.path, out));
+      break;
+    case TraceFormat::kBurstGpt:
+      FLEETSIM_RETURN_IF_ERROR(BurstGptTraceReader::Open(spec.path, out));
+      break;
+    case TraceFormat::kSplitwise:
+      FLEETSIM_RETURN_IF_ERROR(SplitwiseTraceReader::Open(spec.path, out));
+      break;
+    case TraceFormat::kServeGen:
+      FLEETSIM_RETURN_IF_ERROR(ServeGenTraceSource::Open(spec, rng, out));
       break;
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status OpenTraceReader(const TrafficSpec& spec, Rng rng, std::unique_ptr<RequestSource>* out) {
+  FLEETSIM_RETURN_IF_ERROR(ValidateTraceSpec(spec));
+  return OpenTraceReaderChecked(spec, rng, out);
+}
+
+TraceWindowOptions TraceWindowOptionsFor(const TrafficSpec& spec) {
   TraceWindowOptions w;
   w.start = LimitToTime(spec.start_s);
   w.end = LimitToTime(spec.end_s);
@@ -60,20 +88,37 @@ Status MakeTraceSource(const TrafficSpec& spec, std::unique_ptr<RequestSource>* 
   w.rate_scale = spec.rate_scale;
   w.max_requests = spec.max_requests;
   w.max_arrival = LimitToTime(spec.max_arrival_s);
-  *out = std::make_unique<TraceWindow>(std::move(reader), w);
-  return Status::Ok();
+  return w;
 }
-
-}  // namespace
 
 Status MakeRequestSource(const TrafficSpec& spec, Rng rng, std::unique_ptr<RequestSource>* out) {
   switch (spec.kind) {
-    case TrafficSpec::Kind::kTrace:
-      return MakeTraceSource(spec, out);
+    case TrafficSpec::Kind::kTrace: {
+      std::unique_ptr<RequestSource> reader;
+      FLEETSIM_RETURN_IF_ERROR(OpenTraceReader(spec, rng, &reader));
+      *out = std::make_unique<TraceWindow>(std::move(reader), TraceWindowOptionsFor(spec));
+      return Status::Ok();
+    }
     case TrafficSpec::Kind::kGenerator:
       return GeneratorSource::Make(spec, rng, out);
   }
   return Status::Invalid("traffic: unknown kind");
+}
+
+Status CheckTrafficInputs(const TrafficSpec& spec) {
+  if (spec.kind == TrafficSpec::Kind::kTrace) {
+    if (spec.format == TraceFormat::kServeGen) {
+      FLEETSIM_RETURN_IF_ERROR(ServeGenTraceSource::CheckInputs(spec));
+    } else {
+      FLEETSIM_RETURN_IF_ERROR(CheckRegularFile(spec.path, "trace").WithPrefix("traffic.trace.path: "));
+    }
+  }
+  if (!spec.lengths_csv.empty()) {
+    const char* key = spec.kind == TrafficSpec::Kind::kTrace ? "traffic.trace.lengths_csv: "
+                                                             : "traffic.generator.lengths_csv: ";
+    FLEETSIM_RETURN_IF_ERROR(CheckRegularFile(spec.lengths_csv, "length CSV").WithPrefix(key));
+  }
+  return Status::Ok();
 }
 
 }  // namespace fleetsim

@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "sim/engine/rng.h"
 #include "sim/traffic/source.h"
+#include "sim/traffic/trace_window.h"
 
 namespace fleetsim {
 
@@ -29,6 +30,9 @@ enum class TraceFormat {
   kAzure,     // TIMESTAMP,ContextTokens,GeneratedTokens (Azure LLM inference 2023 and 2024)
   kMooncake,  // JSONL {"timestamp": ms, "input_length", "output_length", "hash_ids"}
   kCsv,       // arrival_s,prompt_tokens,output_tokens[,session_id][,model][,priority]
+  kBurstGpt,  // Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type (BurstGPT)
+  kSplitwise, // arrived_at,num_prefill_tokens,num_decode_tokens[,...] (Splitwise as Vidur processed it)
+  kServeGen,  // ServeGen per-client windows: window_start_s,rate,cv,arrival_dist,p1,p2 (generated arrivals)
 };
 
 enum class ArrivalProcess { kPoisson, kGamma, kConstant };
@@ -108,12 +112,17 @@ struct TrafficSpec {
   double end_s = std::numeric_limits<double>::infinity();
   // ... then divide inter-arrival times by rate_scale (2 = twice the rate).
   double rate_scale = 1.0;
+  // kServeGen only: path may also name a folder of chunk-N-trace.csv client
+  // files. Request lengths come from each client's chunk-N-dataset.json
+  // unless the scenario sets them for the trace (trace_lengths: prompt and
+  // output below, or lengths_csv), which then applies to every client.
+  bool trace_lengths = false;
 
   // --- kGenerator ---
   ArrivalProcess arrival = ArrivalProcess::kPoisson;
   double rate_per_s = 0;     // mean arrival rate
   double cv = 1.0;           // kGamma: coefficient of variation of the gaps
-  LengthSpec prompt;         // used unless lengths_csv is set
+  LengthSpec prompt;         // used unless lengths_csv is set (also kServeGen traces)
   LengthSpec output;
   // A length-distribution CSV (num_prefill_tokens,num_decode_tokens,...; the
   // ShareGPT format): each request draws one row, prompt and output together.
@@ -128,9 +137,25 @@ struct TrafficSpec {
   double max_arrival_s = std::numeric_limits<double>::infinity();  // stop at this arrival time
 };
 
-// Builds the stream. `rng` feeds generators (ignored by traces). Opening
+// Builds the stream. `rng` feeds generators and the ServeGen trace (which
+// generates arrivals; other traces ignore it). Opening
 // errors (missing file, bad header, empty length CSV) are returned here;
 // row errors surface later through RequestSource::status().
 Status MakeRequestSource(const TrafficSpec& spec, Rng rng, std::unique_ptr<RequestSource>* out);
+
+// The two halves of MakeRequestSource for a trace (ScanTraffic uses them to
+// read past the window): the format's reader over the whole trace, after
+// the same checks of the spec, and the window that MakeRequestSource puts
+// around it.
+// REQUIRES: spec.kind == kTrace.
+Status OpenTraceReader(const TrafficSpec& spec, Rng rng, std::unique_ptr<RequestSource>* out);
+TraceWindowOptions TraceWindowOptionsFor(const TrafficSpec& spec);
+
+// Checks, without reading them, that every input file the spec names (trace
+// file or ServeGen folder, length CSV) can be opened the way
+// MakeRequestSource will open it: regular files only, no blocking open (see
+// base/file.h). Messages start with the scenario key: `traffic.trace.path:
+// cannot open trace "x": not a regular file (a FIFO)`.
+Status CheckTrafficInputs(const TrafficSpec& spec);
 
 }  // namespace fleetsim

@@ -4,7 +4,10 @@
 // contract of tools/main.cc: exit status 2 and exactly one line,
 // `fleetsim: <file>: <json path or file:line>: <what>`.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <filesystem>
 #include <fstream>
@@ -556,6 +559,151 @@ TEST(CliScenarioFile, UnreadableFileIsOneLineNamingThePath) {
   std::filesystem::permissions(path, std::filesystem::perms::none);
   const CommandResult r = RunFleetsim("validate " + ShellQuote(path));
   ExpectOneLineError(r, path, {"cannot open scenario", "ermission denied"});
+}
+
+// ---- inputs that are not regular files ----
+//
+// A directory, a FIFO or a device named as the scenario, the trace, the
+// length CSV or the profile is refused by `validate` and `run` alike, at
+// once: opening a FIFO for reading would block until a writer came, and
+// /dev/zero never ends. Each command runs under `timeout`, so a regression
+// fails the test instead of hanging it.
+
+struct SpecialFile {
+  const char* kind;  // as the message says it
+  std::string path;
+};
+
+// A directory, a FIFO and two devices; the first two inside `dir`.
+std::vector<SpecialFile> SpecialFiles(const ScratchDir& dir) {
+  const std::string fifo = dir.File("fifo");
+  EXPECT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_directory(dir.File("folder"));
+  return {{"a directory", dir.File("folder")},
+          {"a FIFO", fifo},
+          {"a character device", "/dev/null"},
+          {"a character device", "/dev/zero"}};
+}
+
+CommandResult RunBounded(const std::string& args) {
+  return clitest::RunCommand("timeout 20 " + ShellQuote(clitest::FleetsimBinary()) + " " + args);
+}
+
+void ExpectRefusedQuickly(const std::string& scenario, const std::vector<std::string>& expect) {
+  ScratchDir out;
+  const auto t0 = std::chrono::steady_clock::now();
+  const CommandResult val = RunBounded("validate " + ShellQuote(scenario));
+  const CommandResult run = RunBounded("run --quiet --out " + ShellQuote(out.File("o")) + " " + ShellQuote(scenario));
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  {
+    SCOPED_TRACE("validate");
+    ExpectOneLineError(val, scenario, expect);
+  }
+  {
+    SCOPED_TRACE("run");
+    ExpectOneLineError(run, scenario, expect);
+  }
+  EXPECT_EQ(val.output, run.output) << "validate and run open the input differently";
+  EXPECT_LT(wall_s, 15.0) << "refusing a special file must not wait";
+}
+
+TEST(CliSpecialFiles, ScenarioThatIsNotARegularFileIsRefused) {
+  ScratchDir dir;
+  for (const SpecialFile& f : SpecialFiles(dir)) {
+    SCOPED_TRACE(f.path);
+    ExpectRefusedQuickly(f.path, {"cannot open scenario \"" + f.path + "\": not a regular file (" + f.kind + ")"});
+  }
+}
+
+TEST(CliSpecialFiles, TraceThatIsNotARegularFileIsRefused) {
+  ScratchDir dir;
+  for (const SpecialFile& f : SpecialFiles(dir)) {
+    for (const char* format : {"azure", "burstgpt", "servegen"}) {
+      // A servegen path may be a folder (of client files): an empty one is
+      // refused for having none.
+      const bool folder_ok = std::string(format) == "servegen" && std::string(f.kind) == "a directory";
+      SCOPED_TRACE(f.path + " as " + format);
+      const std::string scenario = dir.Write("s.json", TraceScenario(format, f.path).dump());
+      if (folder_ok) {
+        ExpectRefusedQuickly(scenario, {"traffic.trace.path: ", "no chunk-N-trace.csv files"});
+      } else {
+        ExpectRefusedQuickly(scenario, {"traffic.trace.path: cannot open trace \"" + f.path +
+                                            "\": not a regular file (" + f.kind + ")"});
+      }
+    }
+  }
+}
+
+TEST(CliSpecialFiles, LengthCsvThatIsNotARegularFileIsRefused) {
+  ScratchDir dir;
+  for (const SpecialFile& f : SpecialFiles(dir)) {
+    SCOPED_TRACE(f.path);
+    json j = GeneratorScenario();
+    auto& gen = j["traffic"]["generator"];
+    gen.erase("prompt_tokens");
+    gen.erase("output_tokens");
+    gen["lengths_csv"] = f.path;
+    const std::string scenario = dir.Write("s.json", j.dump());
+    ExpectRefusedQuickly(scenario, {"traffic.generator.lengths_csv: cannot open length CSV \"" + f.path +
+                                        "\": not a regular file (" + f.kind + ")"});
+  }
+}
+
+TEST(CliSpecialFiles, ProfileThatIsNotARegularFileIsRefused) {
+  ScratchDir dir;
+  for (const SpecialFile& f : SpecialFiles(dir)) {
+    SCOPED_TRACE(f.path);
+    const std::string scenario =
+        dir.Write("s.json", With(GeneratorScenario(), [&](json& j) { j["perf"]["profile"] = f.path; }).dump());
+    ExpectRefusedQuickly(scenario, {"perf.profile: cannot open profile \"" + f.path + "\": not a regular file (" +
+                                        f.kind + ")"});
+  }
+}
+
+// ---- the bundled BurstGPT, Splitwise and ServeGen slices run end to end ----
+
+TEST(CliTraceFormats, BundledSlicesValidateAndRun) {
+  const std::string traces = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/traces/";
+  const std::pair<const char*, std::string> cases[] = {
+      {"burstgpt", traces + "burstgpt_1_head.csv"},
+      {"splitwise", traces + "splitwise_conv_head.csv"},
+      {"servegen", traces + "servegen_deepseek_r1"},
+  };
+  for (const auto& [format, path] : cases) {
+    SCOPED_TRACE(format);
+    ScratchDir dir;
+    const std::string scenario = dir.Write("s.json", TraceScenario(format, path).dump());
+    const CommandResult val = RunBounded("validate " + ShellQuote(scenario));
+    EXPECT_EQ(val.exit_code, 0) << val.output;
+    const CommandResult run =
+        RunBounded("run --quiet --out " + ShellQuote(dir.File("out")) + " " + ShellQuote(scenario));
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "out" / "summary.json"));
+  }
+}
+
+TEST(CliTraceFormats, ServeGenClientWithoutLengthsIsRefusedByValidate) {
+  ScratchDir dir;
+  const std::string trace = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/traces/servegen_m_large/chunk-63-trace.csv";
+  const std::string scenario = dir.Write("s.json", TraceScenario("servegen", trace).dump());
+  ExpectRefusedQuickly(scenario, {"traffic.trace: no lengths for ServeGen client", "chunk-63-dataset.json",
+                                  "lengths_csv"});
+  // With lengths in the scenario it runs.
+  const std::string ok = dir.Write("ok.json", With(TraceScenario("servegen", trace), [](json& j) {
+                                                j["traffic"]["trace"]["prompt_tokens"] = 200;
+                                                j["traffic"]["trace"]["output_tokens"] = 20;
+                                              }).dump());
+  const CommandResult run = RunBounded("run --quiet --out " + ShellQuote(dir.File("out")) + " " + ShellQuote(ok));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+}
+
+TEST(CliTraceFormats, LengthKeysOnlyForServeGen) {
+  ScratchDir dir;
+  const std::string scenario = dir.Write("s.json", With(TraceScenario("azure", "t.csv"), [](json& j) {
+                                                      j["traffic"]["trace"]["prompt_tokens"] = 200;
+                                                    }).dump());
+  const CommandResult r = RunBounded("validate " + ShellQuote(scenario));
+  ExpectOneLineError(r, scenario, {"traffic.trace.prompt_tokens: only for format \"servegen\""});
 }
 
 // ---- command-line usage ----

@@ -130,7 +130,8 @@ SchemaFacts WalkSchema() {
 // The length keys each "dist" reads (sim/scenario/parse.cc, ParseLength);
 // probing a key under a dist that ignores it would test nothing.
 bool IsLengthKey(const std::string& path) {
-  return path.find("_tokens.") != std::string::npos && path.rfind("traffic.generator.", 0) == 0;
+  return path.find("_tokens.") != std::string::npos &&
+         (path.rfind("traffic.generator.", 0) == 0 || path.rfind("traffic.trace.", 0) == 0);
 }
 std::string DistReading(const std::string& key) {
   if (key == "value") return "fixed";
@@ -199,6 +200,18 @@ json TraceBase() {
   return j;
 }
 
+// A ServeGen trace with its lengths given in the scenario: the only trace
+// format that takes prompt_tokens/output_tokens/lengths_csv (a rule between
+// keys that the schema does not state, like start_s < end_s).
+json ServeGenBase() {
+  json j = TraceBase();
+  const json length = {{"dist", "lognormal"}, {"median", 100}, {"sigma", 0.5}, {"min", 1}, {"max", 4000}};
+  j["traffic"]["trace"]["format"] = "servegen";
+  j["traffic"]["trace"]["prompt_tokens"] = length;
+  j["traffic"]["trace"]["output_tokens"] = length;
+  return j;
+}
+
 // "fleet.pools[].gpu" -> "/fleet/pools/0/gpu".
 json::json_pointer Pointer(const std::string& path) {
   std::string p;
@@ -221,7 +234,11 @@ std::string Display(std::string path) {
 }
 
 // The example scenario that contains the parent object of `path`.
-json BaseFor(const std::string& path) { return path.rfind("traffic.trace", 0) == 0 ? TraceBase() : GeneratorBase(); }
+json BaseFor(const std::string& path) {
+  for (const char* k : {"traffic.trace.prompt_tokens", "traffic.trace.output_tokens", "traffic.trace.lengths_csv"})
+    if (path.rfind(k, 0) == 0) return ServeGenBase();
+  return path.rfind("traffic.trace", 0) == 0 ? TraceBase() : GeneratorBase();
+}
 
 Status Parse(const json& j) {
   ScenarioSpec spec;
@@ -362,7 +379,7 @@ TEST(ScenarioSchema, EveryObjectForbidsUnknownKeys) {
 TEST(ScenarioSchema, ExampleScenariosAreValid) {
   // The examples every other test edits must be valid for both sides, or
   // the other tests prove nothing.
-  for (const json& j : {GeneratorBase(), TraceBase()}) {
+  for (const json& j : {GeneratorBase(), TraceBase(), ServeGenBase()}) {
     EXPECT_TRUE(ValidateScenario(j).empty()) << JoinLines(ValidateScenario(j));
     const Status s = Parse(j);
     EXPECT_TRUE(s.ok()) << s.message();

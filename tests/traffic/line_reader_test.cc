@@ -1,6 +1,8 @@
 #include "sim/traffic/line_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -86,7 +88,27 @@ TEST(LineReader, OpenFileRefusesDirectory) {
   std::unique_ptr<LineReader> r;
   Status s = LineReader::OpenFile(std::string(FLEETSIM_SOURCE_DIR) + "/tests", "trace", &r);
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("Is a directory"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message(), "cannot open trace \"" + std::string(FLEETSIM_SOURCE_DIR) +
+                            "/tests\": not a regular file (a directory)");
+}
+
+// A FIFO is refused at once: opening it for reading would wait for a writer.
+TEST(LineReader, OpenFileRefusesFifoWithoutBlocking) {
+  const std::string path = ::testing::TempDir() + "fleetsim_line_reader_fifo_" + std::to_string(::getpid());
+  ::unlink(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  std::unique_ptr<LineReader> r;
+  Status s = LineReader::OpenFile(path, "trace", &r);
+  ::unlink(path.c_str());
+  EXPECT_EQ(s.message(), "cannot open trace \"" + path + "\": not a regular file (a FIFO)");
+}
+
+TEST(LineReader, OpenFileRefusesDevices) {
+  for (const char* dev : {"/dev/null", "/dev/zero"}) {
+    std::unique_ptr<LineReader> r;
+    Status s = LineReader::OpenFile(dev, "trace", &r);
+    EXPECT_EQ(s.message(), "cannot open trace \"" + std::string(dev) + "\": not a regular file (a character device)");
+  }
 }
 
 TEST(LineReader, ReadsFileInSmallBuffersExactly) {

@@ -1,0 +1,76 @@
+// BurstGPTTraceReader: the BurstGPT traces (HPMLL/BurstGPT; Azure OpenAI
+// GPT-3.5 and GPT-4 traffic), CSV with the header
+//
+//   Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
+//
+// (BurstGPT_3 adds "Session ID" and "Elapsed time"). Columns are found by
+// header name, in any order; Timestamp, Request tokens and Response tokens
+// are required, and the other BurstGPT columns are accepted and not used:
+//   - Model ("ChatGPT", "GPT-4") names the service that answered, not a
+//     model of this simulator's catalogue, so it does not become the
+//     request's model (every request goes to the scenario's default model;
+//     a request naming an unserved model would only be rejected);
+//   - Total tokens is Request + Response; Log Type, Session ID (a UUID) and
+//     Elapsed time (the production service's latency) describe the original
+//     run, not the request.
+// An unknown column name is an error (it usually means the wrong format).
+//
+// Timestamp is seconds from the start of the trace's first day, a number
+// (integer in the published files; decimals accepted); arrivals are reported
+// relative to the first request kept, like the other readers.
+//
+// Failed requests: BurstGPT's README says the files without "without_fails"
+// in their name hold failures, marked by Response tokens = 0 (often with
+// Request tokens 0 too). Such a row did not produce a request the simulator
+// could replay, so it is SKIPPED and counted (skipped_rows()), not an error;
+// a row with Request tokens 0 is skipped the same way (nothing to prefill).
+// Negative or non-integer counts are errors.
+#pragma once
+
+#include <istream>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "sim/traffic/line_reader.h"
+#include "sim/traffic/source.h"
+
+namespace fleetsim {
+
+class BurstGptTraceReader final : public RequestSource {
+ public:
+  // Opens the file and checks the header. Errors: `cannot open trace "path":
+  // <strerror>`, or `path:1: ...` for a missing, unknown or repeated column.
+  static Status Open(const std::string& path, std::unique_ptr<RequestSource>* out);
+  static Status FromStream(std::string name, std::unique_ptr<std::istream> in,
+                           std::unique_ptr<RequestSource>* out);
+
+  // A row error (column count, a count that is not a non-negative integer,
+  // a bad timestamp, time going backwards, a blank line) ends the stream
+  // with status `path:line: what`.
+  bool Next(Request* out) override;
+  const Status& status() const override { return status_; }
+  int64_t skipped_rows() const override { return skipped_; }
+
+ private:
+  static constexpr size_t kMaxColumns = 8;  // BurstGPT_3's header
+
+  explicit BurstGptTraceReader(std::unique_ptr<LineReader> lines) : lines_(std::move(lines)) {}
+  static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
+  bool Fail(Status s);
+
+  std::unique_ptr<LineReader> lines_;
+  size_t num_columns_ = 0;
+  size_t col_time_ = 0, col_request_ = 0, col_response_ = 0;
+  Status status_;
+  bool failed_ = false;
+  bool started_ = false;  // a row has been read (for the order check)
+  bool emitted_ = false;  // a request has been returned (first_ns_ is set)
+  uint64_t next_id_ = 0;
+  int64_t first_ns_ = 0;
+  int64_t prev_ns_ = 0;
+  int64_t prev_line_ = 0;
+  int64_t skipped_ = 0;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,61 @@
+// SplitwiseTraceReader: the processed Splitwise traces as Vidur and
+// Sarathi-Serve replay them (microsoft/vidur, data/processed_traces/
+// splitwise_conv.csv and splitwise_code.csv: the Azure 2023 traces converted
+// to seconds), CSV with a header naming at least
+//
+//   arrived_at,num_prefill_tokens,num_decode_tokens
+//
+// Columns are found by header name in any order; further columns (Vidur's
+// length files add num_total_tokens and pd_ratio) are allowed and ignored,
+// but every row must have as many fields as the header. arrived_at is
+// decimal seconds (as pandas writes them, exponents included); arrivals are
+// reported relative to the first row. num_prefill_tokens -> prompt_tokens,
+// num_decode_tokens -> output_tokens; both must be positive integers.
+//
+// Only trace files are read this way; Splitwise's perf_model.csv is not a
+// trace and is not read by fleetsim.
+#pragma once
+
+#include <istream>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "sim/traffic/line_reader.h"
+#include "sim/traffic/source.h"
+
+namespace fleetsim {
+
+class SplitwiseTraceReader final : public RequestSource {
+ public:
+  // Opens the file and checks the header. Errors: `cannot open trace "path":
+  // <strerror>`, or `path:1: ...` for a missing or repeated column.
+  static Status Open(const std::string& path, std::unique_ptr<RequestSource>* out);
+  static Status FromStream(std::string name, std::unique_ptr<std::istream> in,
+                           std::unique_ptr<RequestSource>* out);
+
+  // A row error ends the stream with status `path:line: what`.
+  bool Next(Request* out) override;
+  const Status& status() const override { return status_; }
+
+ private:
+  // Columns a row may have; a header with more is refused (a wrong file).
+  static constexpr size_t kMaxColumns = 64;
+
+  explicit SplitwiseTraceReader(std::unique_ptr<LineReader> lines) : lines_(std::move(lines)) {}
+  static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
+  bool Fail(Status s);
+
+  std::unique_ptr<LineReader> lines_;
+  size_t num_columns_ = 0;
+  size_t col_time_ = 0, col_prefill_ = 0, col_decode_ = 0;
+  Status status_;
+  bool failed_ = false;
+  bool started_ = false;
+  uint64_t next_id_ = 0;
+  int64_t first_ns_ = 0;
+  int64_t prev_ns_ = 0;
+  int64_t prev_line_ = 0;
+};
+
+}  // namespace fleetsim
