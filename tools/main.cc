@@ -37,6 +37,7 @@
 #include "sim/metrics/text_out.h"
 #include "sim/runner/run.h"
 #include "sim/scenario/parse.h"
+#include "sim/traffic/scan_traffic.h"
 #include "tools/output_dir.h"
 
 namespace fleetsim {
@@ -205,8 +206,9 @@ Status RunInto(ScenarioRun& run, const std::string& dir, uint64_t seed, const Ou
 }
 
 // The traffic's own figures, so a user can scale a trace to a target rate
-// without arithmetic.
-void PrintTrafficFigures(const ScenarioSpec& spec) {
+// without arithmetic. A trace is read through once (streamed), so a corrupt
+// row anywhere in it is reported here.
+Status PrintTrafficFigures(const ScenarioSpec& spec, uint64_t seed) {
   const TrafficSpec& t = spec.traffic;
   if (t.kind == TrafficSpec::Kind::kGenerator) {
     std::printf("  traffic   generator: %.6g %s per second", t.rate_per_s, t.sessions ? "sessions" : "requests");
@@ -214,7 +216,17 @@ void PrintTrafficFigures(const ScenarioSpec& spec) {
       std::printf(", %lld requests", static_cast<long long>(t.max_requests));
     if (std::isfinite(t.max_arrival_s)) std::printf(", arrivals until %.6g s", t.max_arrival_s);
     std::printf("\n");
+    return Status::Ok();
   }
+  TrafficStats st;
+  FLEETSIM_RETURN_IF_ERROR(ScanTraffic(t, Rng::ForStream(seed, 0, "traffic"), &st).WithPrefix(spec.file + ": "));
+  std::printf("  trace     %s: %lld requests over %.1f s, %.4g requests per second on average",
+              t.path.c_str(), static_cast<long long>(st.trace_requests), st.trace_span_s, st.trace_mean_rate_per_s);
+  if (st.skipped_rows > 0) std::printf(" (%lld rows skipped)", static_cast<long long>(st.skipped_rows));
+  std::printf("\n  simulated %lld requests over %.1f s: %.4g per second in trace time, %.4g per second after "
+              "rate_scale %.6g\n",
+              static_cast<long long>(st.requests), st.span_s, st.trace_rate_per_s, st.rate_per_s, t.rate_scale);
+  return Status::Ok();
 }
 
 int CmdRun(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
@@ -227,7 +239,10 @@ int CmdRun(const std::string& path, const std::vector<std::string>& overrides, s
   std::unique_ptr<OutputDir> out;
   s = OutputDir::Begin(out_dir, &out);
   if (!s.ok()) return Fail(s);
-  if (!quiet) PrintTrafficFigures(run->spec());
+  if (!quiet) {
+    s = PrintTrafficFigures(run->spec(), seed.value_or(run->spec().seed));
+    if (!s.ok()) return Fail(s);
+  }
 
   const bool show_progress = !quiet && isatty(STDERR_FILENO);
   bool printed_progress = false;
@@ -377,7 +392,8 @@ int CmdValidate(const std::string& path, const std::vector<std::string>& overrid
                 static_cast<long long>(p.memory.kv_blocks), p.spec->block_size, static_cast<long long>(p.step.tokens),
                 p.step.tokens_from, static_cast<long long>(p.step.seqs), p.usd_per_gpu_hour ? "" : ", no price");
   }
-  PrintTrafficFigures(run->spec());
+  s = PrintTrafficFigures(run->spec(), run->spec().seed);
+  if (!s.ok()) return Fail(s);
   return 0;
 }
 

@@ -222,15 +222,38 @@ Status Identify(const ScenarioSpec& spec, uint64_t seed, RunIdentity* id) {
   id->fleetsim_version = FLEETSIM_VERSION;
   id->overrides = spec.overrides;
   std::string inputs = "scenario " + spec.sha256 + "\n";
-  auto add_file = [&](const char* role, const std::string& path) -> Status {
+  auto add_file = [&](const std::string& role, const std::string& path) -> Status {
     if (path.empty()) return Status::Ok();
     std::string hex;
     FLEETSIM_RETURN_IF_ERROR(Sha256File(path, &hex).WithPrefix(spec.file + ": " + role + ": "));
-    inputs += std::string(role) + " " + hex + "\n";
+    inputs += role + " " + hex + "\n";
     return Status::Ok();
   };
   if (spec.traffic.kind == TrafficSpec::Kind::kTrace) {
-    FLEETSIM_RETURN_IF_ERROR(add_file("traffic.trace.path", spec.traffic.path));
+    // A ServeGen trace may be a folder of client files, each with its
+    // dataset beside it: every regular file there, in name order, counts.
+    std::error_code ec;
+    const std::filesystem::path trace(spec.traffic.path);
+    if (std::filesystem::is_directory(trace, ec)) {
+      std::vector<std::filesystem::path> files;
+      for (const auto& e : std::filesystem::directory_iterator(trace, ec))
+        if (e.is_regular_file(ec)) files.push_back(e.path());
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files)
+        FLEETSIM_RETURN_IF_ERROR(add_file("traffic.trace.path/" + f.filename().string(), f.string()));
+    } else {
+      FLEETSIM_RETURN_IF_ERROR(add_file("traffic.trace.path", spec.traffic.path));
+      if (spec.traffic.format == TraceFormat::kServeGen) {
+        std::string dataset = trace.filename().string();
+        if (const size_t at = dataset.rfind("-trace.csv"); at != std::string::npos) {
+          dataset.replace(at, std::string::npos, "-dataset.json");
+          const std::filesystem::path sibling = trace.parent_path() / dataset;
+          if (std::filesystem::is_regular_file(sibling, ec))
+            FLEETSIM_RETURN_IF_ERROR(add_file("traffic.trace.dataset", sibling.string()));
+        }
+      }
+    }
+    FLEETSIM_RETURN_IF_ERROR(add_file("traffic.trace.lengths_csv", spec.traffic.lengths_csv));
   } else {
     FLEETSIM_RETURN_IF_ERROR(add_file("traffic.generator.lengths_csv", spec.traffic.lengths_csv));
   }
