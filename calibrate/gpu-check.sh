@@ -227,7 +227,7 @@ if [ -z "$reason" ]; then
   if [ "$(cat "$BUNDLE/SOURCE_STAMP")" != "$(source_stamp)" ]; then
     note="prebuilt $BUNDLE/ binaries load but were built from OTHER sources (ALLOW_STALE=1)"
   fi
-  [ -f "$BUNDLE/BUNDLE.txt" ] && sed -n '2,5p' "$BUNDLE/BUNDLE.txt" | sed 's/^/  bundle: /' >>"$SUMMARY"
+  [ -f "$BUNDLE/BUNDLE.txt" ] && sed -n '2,6p' "$BUNDLE/BUNDLE.txt" | sed 's/^/  bundle: /' >>"$SUMMARY"
 else
   log "binaries: rebuilding in $LOCAL/ because: $reason"
   note="rebuild in $LOCAL/ because: $reason"
