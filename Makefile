@@ -1,6 +1,7 @@
 # fleetsim: the two commands of the quick start, and the rest.
 #
-#   make run     install what is missing, build, run scenarios/quickstart.json
+#   make run     install what is missing, build the fleetsim executable alone
+#                (no tests, benchmarks or CUDA module), run scenarios/quickstart.json
 #   make test    install what is missing, build, run every test, then the
 #                sanitizer build and its tests, then each fuzz target for 20 s
 #   make bench   Google Benchmarks + the 1M-request scenario (wall, RSS, rates)
@@ -19,7 +20,7 @@ DEBIAN_PACKAGES := cmake make g++ clang-14 libclang-rt-14-dev libboost-graph-dev
 FUZZERS := fuzz_scenario fuzz_trace_azure fuzz_trace_mooncake fuzz_trace_csv fuzz_trace_burstgpt \
            fuzz_trace_splitwise fuzz_trace_servegen fuzz_profile
 
-.PHONY: deps configure build run test test-unit test-asan test-fuzz fuzz bench clean
+.PHONY: deps configure build build-fleetsim run test test-unit test-asan test-fuzz fuzz bench clean
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -41,7 +42,13 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# Just the executable: a first run needs neither the tests nor nvcc's work on
+# the CUDA backend (libfleetsim_cuda.so, loaded only by GPU commands; make
+# build makes it).
+build-fleetsim: configure
+	cmake --build $(BUILD) -j $(JOBS) --target fleetsim
+
+run: build-fleetsim
 	./$(BUILD)/fleetsim run scenarios/quickstart.json --out out/quickstart
 
 test-unit: build
@@ -82,8 +89,9 @@ clean:
 	rm -rf build build-asan build-fuzz out
 
 # ---- GPU machine bundle ------------------------------------------------------
-# make gpu-bundle: fleetsim, kernels_test and gemm_baseline built for Hopper
-# (CUDA on) with static libstdc++/libgcc/cudart, stripped, plus the headers
+# make gpu-bundle: fleetsim, the CUDA module libfleetsim_cuda.so beside it,
+# kernels_test and gemm_baseline built for Hopper (CUDA on) with static
+# libstdc++/libgcc/cudart, stripped, plus the headers
 # and GoogleTest archives a rebuild needs, in $(GPU_BUNDLE)/ (objects in
 # $(GPU_TREE)/). Carry $(GPU_BUNDLE) to the GPU machine and run
 # calibrate/gpu-check.sh OUTDIR there (see cmake/GpuBundle.cmake).
@@ -96,7 +104,7 @@ gpu-bundle: deps
 	calibrate/gpu-check.sh --stamp > $(GPU_TREE)/SOURCE_STAMP
 	cmake -S . -B $(GPU_TREE) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEETSIM_CUDA=ON -DFLEETSIM_TESTS=ON \
 	  -DFLEETSIM_BENCH=OFF -DFLEETSIM_STATIC_RUNTIME=ON
-	cmake --build $(GPU_TREE) -j $(JOBS) --target fleetsim kernels_test gemm_baseline
+	cmake --build $(GPU_TREE) -j $(JOBS) --target fleetsim fleetsim_cuda kernels_test gemm_baseline
 	cmake -DFLEETSIM_BUNDLE_TREE=$(GPU_TREE) -DFLEETSIM_BUNDLE_DIR=$(GPU_BUNDLE) -P cmake/GpuBundle.cmake
 	@echo "$(GPU_BUNDLE)/: $$(du -sh $(GPU_BUNDLE) | cut -f1); source tree that travels with it:" \
 	  "$$(git ls-files -co --exclude-standard -z 2>/dev/null | du -ch --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)" \

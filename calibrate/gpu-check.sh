@@ -9,8 +9,10 @@
 # Steps (each runs even when an earlier one failed; the exit status is 0
 # only if all passed):
 #   gpu-info      nvidia-smi -L and the GPU's name, max clocks and driver
-#   binaries      build-gpu/'s binaries if they load and match the sources,
-#                 else a rebuild in build-gpu-local/ from build-gpu/deps alone
+#   binaries      build-gpu/'s binaries and libfleetsim_cuda.so (the CUDA
+#                 backend, which fleetsim loads from beside itself) if they
+#                 load and match the sources, else a rebuild in
+#                 build-gpu-local/ from build-gpu/deps alone
 #   cuda-tests    kernels_test --gtest_filter='Cuda*'   -> OUTDIR/cuda_tests.txt
 #   gemm-baseline a bare cuBLASLt loop on large bf16 GEMMs
 #                                      -> OUTDIR/gemm_baseline.txt, .json
@@ -38,7 +40,7 @@ set -u
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# A hash of the sources the three bundled binaries are built from (paths and
+# A hash of the sources the bundled binaries are built from (paths and
 # contents), so the check can tell a bundle made from other sources. Limited
 # to what those targets compile, so editing another folder's tests or this
 # script does not force a rebuild.
@@ -46,7 +48,7 @@ source_stamp() {
   (cd "$REPO" &&
     find CMakeLists.txt cmake base model kernels calibrate sim tools tests/CMakeLists.txt tests/kernels \
       -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cmake' \
-      -o -name CMakeLists.txt -o -name '*.json' \) -print 2>/dev/null |
+      -o -name CMakeLists.txt -o -name '*.json' -o -name '*.map' \) -print 2>/dev/null |
     LC_ALL=C sort | xargs -d '\n' sha256sum | sha256sum | cut -c1-16)
 }
 
@@ -55,7 +57,7 @@ if [ "${1:-}" = "--stamp" ]; then
   exit 0
 fi
 if [ $# -ne 1 ] || [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-  sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   [ $# -eq 1 ] && exit 0
   exit 2
 fi
@@ -177,13 +179,22 @@ FLEETSIM=$BUNDLE/fleetsim
 KTEST=$BUNDLE/kernels_test
 GEMMB=$BUNDLE/gemm_baseline
 
-# Prints why the binaries in $1 (fleetsim, kernels_test, gemm_baseline at
-# FLEETSIM/KTEST/GEMMB) cannot be used, or nothing.
+# Prints why the binaries (fleetsim, kernels_test, gemm_baseline at
+# FLEETSIM/KTEST/GEMMB, and the CUDA module beside fleetsim) cannot be used,
+# or nothing.
 binaries_problem() {
-  local b out
+  local b out module
   for b in "$FLEETSIM" "$KTEST" "$GEMMB"; do
     [ -x "$b" ] || { echo "$b is missing"; return; }
   done
+  # fleetsim and kernels_test hold no CUDA code: they dlopen this on the
+  # first use of the "cuda" backend (kernels/cuda_module.h).
+  module=$(dirname "$FLEETSIM")/libfleetsim_cuda.so
+  [ -f "$module" ] || { echo "$module is missing (the CUDA backend, loaded from beside fleetsim)"; return; }
+  if command -v ldd >/dev/null 2>&1 && out=$(ldd "$module" 2>&1 | grep 'not found'); then
+    echo "$module cannot be loaded: $(printf '%s' "$out" | head -n 2 | tr '\n' ' ')"
+    return
+  fi
   if ! out=$("$FLEETSIM" list 2>&1 >/dev/null); then
     echo "$FLEETSIM list failed: $(printf '%s' "$out" | head -n 2 | tr '\n' ' ')"
     return
@@ -216,7 +227,7 @@ if [ -z "$reason" ]; then
   if [ "$(cat "$BUNDLE/SOURCE_STAMP")" != "$(source_stamp)" ]; then
     note="prebuilt $BUNDLE/ binaries load but were built from OTHER sources (ALLOW_STALE=1)"
   fi
-  [ -f "$BUNDLE/BUNDLE.txt" ] && sed -n '2,5p' "$BUNDLE/BUNDLE.txt" | sed 's/^/  bundle: /' >>"$SUMMARY"
+  [ -f "$BUNDLE/BUNDLE.txt" ] && sed -n '2,6p' "$BUNDLE/BUNDLE.txt" | sed 's/^/  bundle: /' >>"$SUMMARY"
 else
   log "binaries: rebuilding in $LOCAL/ because: $reason"
   note="rebuild in $LOCAL/ because: $reason"
@@ -245,7 +256,7 @@ else
     binaries_rc=$STEP_RC
     if [ "$binaries_rc" -eq 0 ]; then
       grep 'fleetsim deps:' "$LOG" | tail -n 5 | sed 's/^-- /  /' >>"$SUMMARY"
-      run_step build 600 "$LOG" cmake --build "$LOCAL" -j "$jobs" --target fleetsim kernels_test gemm_baseline
+      run_step build 600 "$LOG" cmake --build "$LOCAL" -j "$jobs" --target fleetsim fleetsim_cuda kernels_test gemm_baseline
       binaries_rc=$STEP_RC
     fi
     [ "$binaries_rc" -ne 0 ] && note="$note; the rebuild failed: $STEP_LAST (see log.txt)"

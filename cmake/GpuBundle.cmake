@@ -4,9 +4,12 @@
 # The GPU machine has nvcc and CMake but none of the Debian -dev packages and
 # no network, and its system libraries may differ from this machine's. So:
 #
-#  * FLEETSIM_STATIC_RUNTIME (option) links fleetsim, kernels_test and
-#    gemm_baseline with static libstdc++/libgcc and the static CUDA runtime.
-#    What stays shared: glibc (cudart_static dlopens the driver, which needs a
+#  * FLEETSIM_STATIC_RUNTIME (option) links fleetsim, the CUDA backend's
+#    module libfleetsim_cuda.so, kernels_test and gemm_baseline with static
+#    libstdc++/libgcc, and the module and gemm_baseline with the static CUDA
+#    runtime (fleetsim and kernels_test hold no CUDA code: they dlopen the
+#    module, which must lie beside them; see kernels/cuda_module.h). What
+#    stays shared: glibc (cudart_static dlopens the driver, which needs a
 #    dynamic glibc) and cuBLAS/cuBLASLt (the toolkit ships no static cuBLAS
 #    here; libcublasLt alone is 540 MB). The binaries get an RPATH to
 #    /usr/local/cuda's library folders for those.
@@ -19,8 +22,8 @@
 #
 #  * `cmake -DFLEETSIM_BUNDLE_TREE=<build tree> -DFLEETSIM_BUNDLE_DIR=<out>
 #    -P cmake/GpuBundle.cmake` (script mode, run by `make gpu-bundle` after
-#    building the three targets in a FLEETSIM_STATIC_RUNTIME tree) fills
-#    <out> with the stripped binaries and <out>/deps: Eigen, nlohmann/json,
+#    building the four targets in a FLEETSIM_STATIC_RUNTIME tree) fills
+#    <out> with the stripped binaries, the module beside them, and <out>/deps: Eigen, nlohmann/json,
 #    CLI11 and GoogleTest headers, libgtest.a and libgtest_main.a, the Boost
 #    headers the build actually read (from the compiler's dependency files;
 #    all of Boost is 160 MB), and a small CMake package config for each.
@@ -69,8 +72,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
   set(binary_notes "")
   foreach(bin IN LISTS FLEETSIM_BUNDLE_BINARIES)
     if(NOT EXISTS "${bin}")
-      message(FATAL_ERROR "GpuBundle.cmake: ${bin} was not built (build the targets fleetsim kernels_test "
-                          "gemm_baseline in ${tree} first)")
+      message(FATAL_ERROR "GpuBundle.cmake: ${bin} was not built (build the targets fleetsim fleetsim_cuda "
+                          "kernels_test gemm_baseline in ${tree} first)")
     endif()
     get_filename_component(name "${bin}" NAME)
     file(COPY "${bin}" DESTINATION "${out}")
@@ -243,7 +246,7 @@ endif()
 # Project mode: options, dependency roots, and the per-target edits.
 # ============================================================================
 option(FLEETSIM_STATIC_RUNTIME
-       "Link fleetsim, kernels_test and gemm_baseline with static libstdc++/libgcc and CUDA runtime (for make gpu-bundle)"
+       "Link fleetsim, libfleetsim_cuda.so, kernels_test and gemm_baseline with static libstdc++/libgcc and CUDA runtime (for make gpu-bundle)"
        OFF)
 set(FLEETSIM_DEPS_ROOT "" CACHE PATH
     "A dependency bundle from make gpu-bundle (build-gpu/deps): find Eigen3, nlohmann_json, CLI11, GTest and Boost only there")
@@ -270,7 +273,8 @@ endif()
 
 # Runs once the whole tree is configured, when every target exists.
 function(fleetsim_gpu_bundle_finalize)
-  set(bundled fleetsim kernels_test gemm_baseline)
+  # fleetsim_cuda is the module the other two programs load (kernels/).
+  set(bundled fleetsim fleetsim_cuda kernels_test gemm_baseline)
 
   if(FLEETSIM_STATIC_RUNTIME)
     if(NOT FLEETSIM_HAVE_CUDA)
@@ -279,7 +283,7 @@ function(fleetsim_gpu_bundle_finalize)
     # The shared CUDA runtime becomes the static one wherever it is named.
     # (CMake's implicit CUDA link line adds cudart_static as well; linking
     # both, as a default build does, loads two runtimes.)
-    foreach(t fleetsim_kernels gemm_baseline)
+    foreach(t fleetsim_cuda gemm_baseline)
       if(TARGET ${t})
         foreach(prop LINK_LIBRARIES INTERFACE_LINK_LIBRARIES)
           get_target_property(libs ${t} ${prop})

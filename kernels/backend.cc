@@ -1,14 +1,13 @@
+// The interface's own code: element sizes, GEMM argument checks, the device
+// description and the owning buffer. Every backend needs it, the CUDA module
+// (libfleetsim_cuda.so) included, so it names no backend: the factory that
+// does is factory.cc.
 #include "kernels/backend.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
-
-#include "kernels/cpu/cpu_backend.h"
-#if defined(FLEETSIM_HAVE_CUDA)
-#include "kernels/cuda/cuda_backend.h"
-#endif
 
 namespace fleetsim::kernels {
 
@@ -138,93 +137,6 @@ Status Backend::AllocateBuffer(size_t bytes, DeviceBuffer* out) {
   out->ptr_ = p;
   out->bytes_ = bytes;
   return Status::Ok();
-}
-
-std::vector<BackendDescription> KnownBackends() {
-  return {
-      {"cpu", "host CPU: Eigen, single-threaded; always available; the reference implementation"},
-      {"cuda", CudaBuilt() ? "NVIDIA GPU: cuBLAS and fleetsim's CUDA kernels"
-                           : "NVIDIA GPU: cuBLAS and fleetsim's CUDA kernels (not in this build)"},
-  };
-}
-
-bool CudaBuilt() {
-#if defined(FLEETSIM_HAVE_CUDA)
-  return true;
-#else
-  return false;
-#endif
-}
-
-bool CudaDeviceAvailable(std::string* why_not) {
-#if defined(FLEETSIM_HAVE_CUDA)
-  int count = 0;
-  const Status s = CudaDeviceCount(&count);
-  if (!s.ok()) {
-    if (why_not != nullptr) *why_not = s.message();
-    return false;
-  }
-  if (count == 0) {
-    if (why_not != nullptr) *why_not = "the CUDA runtime sees 0 devices";
-    return false;
-  }
-  return true;
-#else
-  if (why_not != nullptr) {
-    *why_not = "this fleetsim was built without CUDA (reconfigure with -DFLEETSIM_CUDA=ON where nvcc is installed)";
-  }
-  return false;
-#endif
-}
-
-Status DeviceCount(std::string_view name, int* count) {
-  *count = 0;
-  if (name == "cpu") {
-    *count = 1;
-    return Status::Ok();
-  }
-  if (name == "cuda") {
-    std::string why;
-    if (!CudaDeviceAvailable(&why))
-      return Status::Invalid("backend \"cuda\" is not available: " + std::string(CudaBuilt() ? "no CUDA device: " : "") +
-                             why);
-#if defined(FLEETSIM_HAVE_CUDA)
-    return CudaDeviceCount(count);
-#endif
-  }
-  return Status::Invalid("unknown backend \"" + std::string(name) + "\"");
-}
-
-Status MakeBackend(std::string_view name, std::unique_ptr<Backend>* out) {
-  return MakeBackend(name, BackendOptions(), out);
-}
-
-Status MakeBackend(std::string_view name, const BackendOptions& options,
-                   std::unique_ptr<Backend>* out) {
-  out->reset();
-  if (name == "cpu") {
-    *out = std::make_unique<CpuBackend>();
-    return Status::Ok();
-  }
-  if (name == "cuda") {
-    std::string why;
-    if (!CudaDeviceAvailable(&why)) {
-      return Status::Invalid("backend \"cuda\" is not available: " +
-                             std::string(CudaBuilt() ? "no CUDA device: " : "") + why +
-                             "; the \"cpu\" backend works everywhere");
-    }
-#if defined(FLEETSIM_HAVE_CUDA)
-    return CudaBackend::Create(options.cuda_device, out);
-#else
-    (void)options;
-#endif
-  }
-  std::string known;
-  for (const BackendDescription& b : KnownBackends()) {
-    if (!known.empty()) known += ", ";
-    known += b.name;
-  }
-  return Status::Invalid("unknown backend \"" + std::string(name) + "\" (known: " + known + ")");
 }
 
 }  // namespace fleetsim::kernels

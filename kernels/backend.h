@@ -5,7 +5,8 @@
 //
 // Backends: "cpu" (Eigen; always built; also the reference every other
 // backend is tested against) and "cuda" (cuBLAS and own kernels; built when
-// nvcc is found, usable when a GPU is visible).
+// nvcc is found, as libfleetsim_cuda.so, which MakeBackend and DeviceCount
+// load on first use (cuda_module.h); usable when a GPU is visible).
 //
 // Conventions shared by every op:
 //  - Matrices are row-major. A leading dimension is the distance, in
@@ -398,23 +399,28 @@ struct BackendDescription {
 // Every backend name this library knows, built or not, in a fixed order.
 std::vector<BackendDescription> KnownBackends();
 
-// True when this library was compiled with the CUDA backend.
+// True when this build has the CUDA backend (libfleetsim_cuda.so was built
+// with it). Compile-time knowledge: loads nothing.
 bool CudaBuilt();
 
-// True when "cuda" can be created: the CUDA backend is built and the runtime
-// sees at least one device. Otherwise *why_not (if non-null) says which,
-// e.g. "this fleetsim was built without CUDA" or
+// True when "cuda" can be created: the CUDA backend is built, its module
+// loads, and the runtime sees at least one device. Otherwise *why_not (if
+// non-null) says which, e.g. "this fleetsim was built without CUDA",
+// "cannot load libfleetsim_cuda.so (...)" or
 // "cudaGetDeviceCount: cudaErrorNoDevice: no CUDA-capable device is detected".
+// Loads the module (and with it the CUDA runtime and cuBLAS) when built.
 bool CudaDeviceAvailable(std::string* why_not);
 
 // How many devices backend `name` can create: the CUDA runtime's device
-// count for "cuda" (a Status when CUDA is not built or the runtime fails);
+// count for "cuda" (a Status when CUDA is not built, its module does not
+// load, or the runtime fails);
 // 1 for "cpu" (the host; tests create several to stand for ranks).
 Status DeviceCount(std::string_view name, int* count);
 
 // Creates the backend registered under `name` ("cpu" or "cuda"). An unknown
-// name is answered with the known ones; "cuda" in a build without CUDA or on
-// a machine without a GPU is answered with which of the two it is.
+// name is answered with the known ones; "cuda" in a build without CUDA,
+// without its loadable module, or on a machine without a GPU is answered
+// with which of the three it is.
 Status MakeBackend(std::string_view name, std::unique_ptr<Backend>* out);
 Status MakeBackend(std::string_view name, const BackendOptions& options,
                    std::unique_ptr<Backend>* out);

@@ -12,6 +12,7 @@
 // Exit codes: 0 success; 2 bad input (scenario, trace, names, impossible
 // configuration) with a one-line message naming the file and JSON path or
 // line; 1 anything else.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -132,6 +133,34 @@ Status MakeOutputDir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::Invalid("cannot create output folder \"" + dir + "\": " + ec.message());
+  return Status::Ok();
+}
+
+// For commands that measure first and write last (calibrate): fails, naming
+// the folder, unless `dir` exists or can be created (parents included) and a
+// file can be created in it. The probe file is removed at once.
+Status CheckWritableFolder(const std::string& dir) {
+  FLEETSIM_RETURN_IF_ERROR(MakeOutputDir(dir));
+  const std::string probe =
+      (std::filesystem::path(dir) / (".fleetsim-write-check-" + std::to_string(getpid()))).string();
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return Status::Invalid("cannot write in output folder \"" + dir + "\": " + std::strerror(errno));
+  close(fd);
+  std::remove(probe.c_str());
+  return Status::Ok();
+}
+
+// The same for an output file given by `option`: not a folder, its folder
+// writable (created if need be), and the file itself writable if it exists.
+Status CheckOutputFile(const std::string& option, const std::string& path) {
+  const std::string where = option + " \"" + path + "\": ";
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Status::Invalid(where + "is a folder; give the file to write");
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  FLEETSIM_RETURN_IF_ERROR(CheckWritableFolder(parent.empty() ? "." : parent.string()).WithPrefix(where));
+  if (std::filesystem::exists(path, ec) && access(path.c_str(), W_OK) != 0)
+    return Status::Invalid(where + "cannot write it: " + std::strerror(errno));
   return Status::Ok();
 }
 
@@ -485,6 +514,11 @@ int CmdCalibrate(calibrate::CalibrateOptions options, const std::vector<int>& tp
   }
   s = calibrate::CheckCalibrateOptions(options, catalog);
   if (!s.ok()) return Fail(s);
+  // Minutes of measuring must not end in "cannot write": check both outputs
+  // before the first kernel runs.
+  s = CheckOutputFile("--out", out);
+  if (s.ok()) s = CheckWritableFolder(report_dir).WithPrefix("report folder: ");
+  if (!s.ok()) return Fail(s);
   ProgressBar bar(!quiet && isatty(STDERR_FILENO));
   calibrate::CalibrationResult result;
   s = calibrate::Calibrate(options, catalog,
@@ -571,6 +605,10 @@ int CmdCalibrateGemm(const std::string& backend, int device, const std::vector<s
     shapes.push_back(g);
   }
   if (shapes.empty()) return Fail(Status::Invalid("--shapes: give at least one MxNxK"));
+  if (!json_out.empty()) {
+    const Status c = CheckOutputFile("--json", json_out);
+    if (!c.ok()) return Fail(c);
+  }
   std::vector<calibrate::GemmBenchResult> results;
   std::string device_name;
   const Status s = calibrate::BenchGemms(backend, device, shapes, timing, &results, &device_name);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda_module.h"
 #include "kernels/cuda/gemm.h"
 #include "kernels/cuda/launchers.h"
 
@@ -256,3 +257,12 @@ Status CudaBackend::AttentionDecode(const AttentionDecodeArgs& args) {
 }
 
 }  // namespace fleetsim::kernels
+
+// The module's one exported symbol (kCudaModuleSymbol; cuda/fleetsim_cuda.map
+// keeps every other symbol local). The table is constant: nothing in the
+// module is process-global state.
+extern "C" const fleetsim::kernels::CudaModule* fleetsim_cuda_module() {
+  static constexpr fleetsim::kernels::CudaModule kModule = {
+      FLEETSIM_CUDA_INTERFACE_HASH, &fleetsim::kernels::CudaDeviceCount, &fleetsim::kernels::CudaBackend::Create};
+  return &kModule;
+}

@@ -8,9 +8,11 @@
 // backend's device current on the calling thread, so one thread may drive
 // backends on different GPUs in turn.
 //
-// This header is plain C++ (no CUDA headers) so that backend.cc, compiled by
-// the host compiler, can construct the backend; the CUDA types appear only as
-// the opaque pointers they are.
+// Built into libfleetsim_cuda.so, never into fleetsim itself: programs reach
+// the backend through MakeBackend, which loads that object on first use and
+// calls the entry point at the end of cuda_backend.cu (see
+// kernels/cuda_module.h). The header stays plain C++ (no CUDA headers); the
+// CUDA types appear only as the opaque pointers they are.
 #pragma once
 
 #include <memory>

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <chrono>
-
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -816,6 +815,42 @@ TEST(CliCalibrate, BadArgumentsExitTwoWithOneLine) {
     EXPECT_NE(r.output.find(expect), std::string::npos) << r.output;
   }
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.json"));
+}
+
+// Outputs are checked before the first kernel runs: a calibration takes
+// minutes, and must not end in "cannot write". The grid asked for here (an
+// 8B model, full grid, 1000 runs per shape) would take far longer than the
+// bound, so a quick exit means nothing was measured.
+TEST(CliCalibrate, UnwritableOutputFailsBeforeMeasuring) {
+  ScratchDir dir;
+  const std::string file = dir.Write("file.txt", "a regular file, not a folder\n");
+  const std::string under_file = file + "/out.json";
+  const std::string slow = "calibrate --backend cpu --model Llama-3.1-8B --grid full --reps 1000 --no-links ";
+  const std::pair<std::string, std::string> cases[] = {
+      {slow + "--out " + ShellQuote(under_file), "--out \"" + under_file + "\": cannot create output folder"},
+      {slow + "--out " + ShellQuote(dir.path().string()), "is a folder"},
+      {slow + "--out " + ShellQuote(dir.File("ok.json")) + " --report " + ShellQuote(file + "/report"),
+       "report folder: cannot create output folder \"" + file + "/report\""},
+      {"calibrate gemm --backend cpu --shapes 4096x4096x4096 --reps 1000 --json " + ShellQuote(under_file),
+       "--json \"" + under_file + "\""},
+  };
+  for (const auto& [args, expect] : cases) {
+    SCOPED_TRACE(args);
+    const auto start = std::chrono::steady_clock::now();
+    const CommandResult r = RunFleetsim(args);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;
+    EXPECT_NE(r.output.find(expect), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("shape="), std::string::npos) << r.output;
+    EXPECT_LT(seconds, 10.0) << "took " << seconds << " s: did it measure first?";
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "ok.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "ok-report"));
+  // The writability probes leave nothing behind.
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++entries;
+  EXPECT_EQ(entries, 1);  // file.txt
 }
 
 TEST(CliCalibrate, CudaWithoutAGpuSaysSo) {
