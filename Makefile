@@ -3,7 +3,8 @@
 #   make run     install what is missing, build the fleetsim executable alone
 #                (no tests, benchmarks or CUDA module), run scenarios/quickstart.json
 #   make test    install what is missing, build, run every test, then the
-#                sanitizer build and its tests, then each fuzz target for 20 s
+#                sanitizer build (at -O1, so its suite stays quick) and its
+#                tests, then each fuzz target for 20 s
 #   make bench   Google Benchmarks + the 1M-request scenario (wall, RSS, rates)
 #   make fuzz    each fuzz target for 60 s
 #
@@ -55,7 +56,8 @@ test-unit: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-asan: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFLEETSIM_SANITIZE=ON -DFLEETSIM_CUDA=OFF -DFLEETSIM_BENCH=OFF
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DFLEETSIM_SANITIZE=ON \
+	  -DFLEETSIM_CUDA=OFF -DFLEETSIM_BENCH=OFF
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
