@@ -73,18 +73,9 @@ bool AzureTraceReader::Next(Request* out) {
     return Fail(lines_->ErrorAt("GeneratedTokens: expected a positive integer, got " +
                                 QuoteForMessage(f[2])));
   }
-  if (first_ns_ < 0) {
-    first_ns_ = ns;
-  } else if (ns < prev_ns_) {
-    return Fail(lines_->ErrorAt("TIMESTAMP: " + QuoteForMessage(f[0]) +
-                                " is earlier than the previous row's (line " +
-                                std::to_string(prev_line_) + "); the trace must be sorted by time"));
-  }
-  prev_ns_ = ns;
-  prev_line_ = lines_->line_number();
-
+  if (Status s = order_.Check(*lines_, "TIMESTAMP", f[0], ns); !s.ok()) return Fail(std::move(s));
   out->id = next_id_++;
-  out->arrival = ns - first_ns_;
+  out->arrival = order_.Arrival(ns);
   out->prompt_tokens = prompt;
   out->output_tokens = output;
   out->priority = 0;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "sim/traffic/arrival_order.h"
 #include "sim/traffic/line_reader.h"
 #include "sim/traffic/source.h"
 
@@ -41,9 +42,7 @@ class AzureTraceReader final : public RequestSource {
   Status status_;
   bool failed_ = false;
   uint64_t next_id_ = 0;
-  int64_t first_ns_ = -1;  // epoch ns of the first row; -1 before it
-  int64_t prev_ns_ = 0;
-  int64_t prev_line_ = 0;
+  ArrivalOrder order_;  // epoch ns, arrivals from the first row
 };
 
 }  // namespace fleetsim

@@ -12,12 +12,6 @@ namespace {
 constexpr std::string_view kKnown[] = {"Timestamp",       "Session ID",   "Elapsed time", "Model",
                                        "Request tokens", "Response tokens", "Total tokens", "Log Type"};
 
-std::string KnownList() {
-  std::string s;
-  for (std::string_view k : kKnown) s += std::string(s.empty() ? "" : ", ") + std::string(k);
-  return s;
-}
-
 // A token count as BurstGPT writes it: an integer in [0, 2^31 - 1].
 bool ParseCount(std::string_view s, int32_t* out) {
   int64_t v;
@@ -48,35 +42,14 @@ Status BurstGptTraceReader::Start(std::unique_ptr<LineReader> lines,
     if (!lines->status().ok()) return lines->status();
     return lines->ErrorAtLine(1, "empty file; " + kExpected);
   }
-  std::string_view cols[kMaxColumns + 1];
-  const size_t n = SplitCsv(header, cols, kMaxColumns + 1);
-  if (n > kMaxColumns) {
-    return lines->ErrorAt(kExpected + "; got " + std::to_string(n) + " columns: " + QuoteForMessage(header));
-  }
-  constexpr size_t kNone = kMaxColumns;
-  size_t where[std::size(kKnown)];
-  for (size_t& w : where) w = kNone;
-  for (size_t i = 0; i < n; ++i) {
-    size_t k = 0;
-    while (k < std::size(kKnown) && cols[i] != kKnown[k]) ++k;
-    if (k == std::size(kKnown)) {
-      return lines->ErrorAt("unknown column " + QuoteForMessage(cols[i]) + "; " + kExpected +
-                            " (known columns: " + KnownList() + ")");
-    }
-    if (where[k] != kNone) return lines->ErrorAt("column " + QuoteForMessage(cols[i]) + " appears twice");
-    where[k] = i;
-  }
-  for (size_t k : {size_t{0}, size_t{4}, size_t{5}}) {
-    if (where[k] == kNone) {
-      return lines->ErrorAt("missing column \"" + std::string(kKnown[k]) + "\"; " + kExpected + ", got " +
-                            QuoteForMessage(header));
-    }
-  }
+  CsvHeader h;
+  FLEETSIM_RETURN_IF_ERROR(FindCsvColumns(*lines, header, {std::begin(kKnown), std::end(kKnown)}, {0, 4, 5},
+                                          /*refuse_unknown=*/true, kExpected, kMaxColumns, &h));
   std::unique_ptr<BurstGptTraceReader> r(new BurstGptTraceReader(std::move(lines)));
-  r->num_columns_ = n;
-  r->col_time_ = where[0];
-  r->col_request_ = where[4];
-  r->col_response_ = where[5];
+  r->num_columns_ = h.columns;
+  r->col_time_ = h.at[0];
+  r->col_request_ = h.at[4];
+  r->col_response_ = h.at[5];
   *out = std::move(r);
   return Status::Ok();
 }
@@ -117,24 +90,13 @@ bool BurstGptTraceReader::Next(Request* out) {
     }
     // Failed rows are checked for order too: a file sorted except for its
     // failures would still be a corrupt file.
-    if (started_ && ns < prev_ns_) {
-      return Fail(lines_->ErrorAt("Timestamp: " + QuoteForMessage(f[col_time_]) +
-                                  " is earlier than the previous row's (line " + std::to_string(prev_line_) +
-                                  "); the trace must be sorted by time"));
-    }
-    started_ = true;
-    prev_ns_ = ns;
-    prev_line_ = lines_->line_number();
+    if (Status s = order_.Check(*lines_, "Timestamp", f[col_time_], ns); !s.ok()) return Fail(std::move(s));
     if (prompt == 0 || output == 0) {  // a failed request (see the header)
       ++skipped_;
       continue;
     }
-    if (!emitted_) {
-      emitted_ = true;
-      first_ns_ = ns;
-    }
     out->id = next_id_++;
-    out->arrival = ns - first_ns_;
+    out->arrival = order_.Arrival(ns);
     out->prompt_tokens = prompt;
     out->output_tokens = output;
     out->priority = 0;

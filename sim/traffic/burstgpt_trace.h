@@ -32,6 +32,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "sim/traffic/arrival_order.h"
 #include "sim/traffic/line_reader.h"
 #include "sim/traffic/source.h"
 
@@ -64,12 +65,8 @@ class BurstGptTraceReader final : public RequestSource {
   size_t col_time_ = 0, col_request_ = 0, col_response_ = 0;
   Status status_;
   bool failed_ = false;
-  bool started_ = false;  // a row has been read (for the order check)
-  bool emitted_ = false;  // a request has been returned (first_ns_ is set)
+  ArrivalOrder order_;  // every row, failed ones too; arrivals from the first emitted
   uint64_t next_id_ = 0;
-  int64_t first_ns_ = 0;
-  int64_t prev_ns_ = 0;
-  int64_t prev_line_ = 0;
   int64_t skipped_ = 0;
 };
 

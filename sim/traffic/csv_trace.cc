@@ -131,19 +131,9 @@ bool CsvTraceReader::Next(Request* out) {
       }
     }
   }
-  if (!started_) {
-    started_ = true;
-    first_ns_ = ns;
-  } else if (ns < prev_ns_) {
-    return Fail(lines_->ErrorAt("arrival_s: " + QuoteForMessage(f[0]) +
-                                " is earlier than the previous row's (line " +
-                                std::to_string(prev_line_) + "); the trace must be sorted by time"));
-  }
-  prev_ns_ = ns;
-  prev_line_ = lines_->line_number();
-
+  if (Status s = order_.Check(*lines_, "arrival_s", f[0], ns); !s.ok()) return Fail(std::move(s));
   out->id = next_id_++;
-  out->arrival = ns - first_ns_;
+  out->arrival = order_.Arrival(ns);
   out->prefix_blocks.clear();
   out->prefix_block_tokens = 0;
   return true;

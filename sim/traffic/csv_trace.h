@@ -16,6 +16,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "sim/traffic/arrival_order.h"
 #include "sim/traffic/line_reader.h"
 #include "sim/traffic/source.h"
 
@@ -47,11 +48,8 @@ class CsvTraceReader final : public RequestSource {
   size_t num_columns_ = 3;
   Status status_;
   bool failed_ = false;
-  bool started_ = false;
+  ArrivalOrder order_;
   uint64_t next_id_ = 0;
-  int64_t first_ns_ = 0;
-  int64_t prev_ns_ = 0;
-  int64_t prev_line_ = 0;
 };
 
 }  // namespace fleetsim

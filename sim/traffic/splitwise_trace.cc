@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/traffic/arrival_order.h"
 #include "sim/traffic/text_fields.h"
 
 namespace fleetsim {
@@ -31,32 +32,14 @@ Status SplitwiseTraceReader::Start(std::unique_ptr<LineReader> lines,
     if (!lines->status().ok()) return lines->status();
     return lines->ErrorAtLine(1, "empty file; " + kExpected);
   }
-  std::vector<std::string_view> cols(kMaxColumns + 1);
-  const size_t n = SplitCsv(header, cols.data(), cols.size());
-  if (n > kMaxColumns) {
-    return lines->ErrorAt("too many columns (" + std::to_string(n) + "); at most " +
-                          std::to_string(kMaxColumns));
-  }
-  constexpr size_t kNone = kMaxColumns;
-  size_t where[3] = {kNone, kNone, kNone};
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t k = 0; k < 3; ++k) {
-      if (cols[i] != kRequired[k]) continue;
-      if (where[k] != kNone) return lines->ErrorAt("column \"" + std::string(kRequired[k]) + "\" appears twice");
-      where[k] = i;
-    }
-  }
-  for (size_t k = 0; k < 3; ++k) {
-    if (where[k] == kNone) {
-      return lines->ErrorAt("missing column \"" + std::string(kRequired[k]) + "\"; " + kExpected + ", got " +
-                            QuoteForMessage(header));
-    }
-  }
+  CsvHeader h;
+  FLEETSIM_RETURN_IF_ERROR(FindCsvColumns(*lines, header, {std::begin(kRequired), std::end(kRequired)}, {0, 1, 2},
+                                          /*refuse_unknown=*/false, kExpected, kMaxColumns, &h));
   std::unique_ptr<SplitwiseTraceReader> r(new SplitwiseTraceReader(std::move(lines)));
-  r->num_columns_ = n;
-  r->col_time_ = where[0];
-  r->col_prefill_ = where[1];
-  r->col_decode_ = where[2];
+  r->num_columns_ = h.columns;
+  r->col_time_ = h.at[0];
+  r->col_prefill_ = h.at[1];
+  r->col_decode_ = h.at[2];
   *out = std::move(r);
   return Status::Ok();
 }
@@ -92,18 +75,9 @@ bool SplitwiseTraceReader::Next(Request* out) {
     return Fail(lines_->ErrorAt("num_decode_tokens: expected a positive integer, got " +
                                 QuoteForMessage(f[col_decode_])));
   }
-  if (!started_) {
-    started_ = true;
-    first_ns_ = ns;
-  } else if (ns < prev_ns_) {
-    return Fail(lines_->ErrorAt("arrived_at: " + QuoteForMessage(f[col_time_]) +
-                                " is earlier than the previous row's (line " + std::to_string(prev_line_) +
-                                "); the trace must be sorted by time"));
-  }
-  prev_ns_ = ns;
-  prev_line_ = lines_->line_number();
+  if (Status s = order_.Check(*lines_, "arrived_at", f[col_time_], ns); !s.ok()) return Fail(std::move(s));
   out->id = next_id_++;
-  out->arrival = ns - first_ns_;
+  out->arrival = order_.Arrival(ns);
   out->priority = 0;
   out->session_id = -1;
   out->model.clear();

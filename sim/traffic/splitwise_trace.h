@@ -21,6 +21,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "sim/traffic/arrival_order.h"
 #include "sim/traffic/line_reader.h"
 #include "sim/traffic/source.h"
 
@@ -51,11 +52,8 @@ class SplitwiseTraceReader final : public RequestSource {
   size_t col_time_ = 0, col_prefill_ = 0, col_decode_ = 0;
   Status status_;
   bool failed_ = false;
-  bool started_ = false;
+  ArrivalOrder order_;
   uint64_t next_id_ = 0;
-  int64_t first_ns_ = 0;
-  int64_t prev_ns_ = 0;
-  int64_t prev_line_ = 0;
 };
 
 }  // namespace fleetsim
