@@ -12,14 +12,12 @@ constexpr std::string_view kHeader = "TIMESTAMP,ContextTokens,GeneratedTokens";
 }  // namespace
 
 Status AzureTraceReader::Open(const std::string& path, std::unique_ptr<RequestSource>* out) {
-  std::unique_ptr<LineReader> lines;
-  FLEETSIM_RETURN_IF_ERROR(LineReader::OpenFile(path, "trace", &lines));
-  return Start(std::move(lines), out);
+  return OpenFileWith(&Start, path, out);
 }
 
 Status AzureTraceReader::FromStream(std::string name, std::unique_ptr<std::istream> in,
                                     std::unique_ptr<RequestSource>* out) {
-  return Start(std::make_unique<LineReader>(std::move(name), std::move(in)), out);
+  return OpenStreamWith(&Start, std::move(name), std::move(in), out);
 }
 
 Status AzureTraceReader::Start(std::unique_ptr<LineReader> lines,
@@ -38,12 +36,6 @@ Status AzureTraceReader::Start(std::unique_ptr<LineReader> lines,
   }
   out->reset(new AzureTraceReader(std::move(lines)));
   return Status::Ok();
-}
-
-bool AzureTraceReader::Fail(Status s) {
-  status_ = std::move(s);
-  failed_ = true;
-  return false;
 }
 
 bool AzureTraceReader::Next(Request* out) {

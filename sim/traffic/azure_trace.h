@@ -15,11 +15,12 @@
 #include "base/status.h"
 #include "sim/traffic/arrival_order.h"
 #include "sim/traffic/line_reader.h"
+#include "sim/traffic/line_trace_reader.h"
 #include "sim/traffic/source.h"
 
 namespace fleetsim {
 
-class AzureTraceReader final : public RequestSource {
+class AzureTraceReader final : public LineTraceReader {
  public:
   // Opens the file and checks the header. Errors: `cannot open trace "path":
   // <strerror>`, or `path:1: ...` for a missing or wrong header.
@@ -31,16 +32,11 @@ class AzureTraceReader final : public RequestSource {
   // A row error (column count, token counts, timestamp, time going
   // backwards, blank line) ends the stream with status `path:line: what`.
   bool Next(Request* out) override;
-  const Status& status() const override { return status_; }
 
  private:
-  explicit AzureTraceReader(std::unique_ptr<LineReader> lines) : lines_(std::move(lines)) {}
+  explicit AzureTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReader(std::move(lines)) {}
   static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
-  bool Fail(Status s);
 
-  std::unique_ptr<LineReader> lines_;
-  Status status_;
-  bool failed_ = false;
   uint64_t next_id_ = 0;
   ArrivalOrder order_;  // epoch ns, arrivals from the first row
 };

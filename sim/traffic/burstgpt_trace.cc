@@ -23,14 +23,12 @@ bool ParseCount(std::string_view s, int32_t* out) {
 }  // namespace
 
 Status BurstGptTraceReader::Open(const std::string& path, std::unique_ptr<RequestSource>* out) {
-  std::unique_ptr<LineReader> lines;
-  FLEETSIM_RETURN_IF_ERROR(LineReader::OpenFile(path, "trace", &lines));
-  return Start(std::move(lines), out);
+  return OpenFileWith(&Start, path, out);
 }
 
 Status BurstGptTraceReader::FromStream(std::string name, std::unique_ptr<std::istream> in,
                                        std::unique_ptr<RequestSource>* out) {
-  return Start(std::make_unique<LineReader>(std::move(name), std::move(in)), out);
+  return OpenStreamWith(&Start, std::move(name), std::move(in), out);
 }
 
 Status BurstGptTraceReader::Start(std::unique_ptr<LineReader> lines,
@@ -52,12 +50,6 @@ Status BurstGptTraceReader::Start(std::unique_ptr<LineReader> lines,
   r->col_response_ = h.at[5];
   *out = std::move(r);
   return Status::Ok();
-}
-
-bool BurstGptTraceReader::Fail(Status s) {
-  status_ = std::move(s);
-  failed_ = true;
-  return false;
 }
 
 bool BurstGptTraceReader::Next(Request* out) {

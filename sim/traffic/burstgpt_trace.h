@@ -34,11 +34,12 @@
 #include "base/status.h"
 #include "sim/traffic/arrival_order.h"
 #include "sim/traffic/line_reader.h"
+#include "sim/traffic/line_trace_reader.h"
 #include "sim/traffic/source.h"
 
 namespace fleetsim {
 
-class BurstGptTraceReader final : public RequestSource {
+class BurstGptTraceReader final : public LineTraceReader {
  public:
   // Opens the file and checks the header. Errors: `cannot open trace "path":
   // <strerror>`, or `path:1: ...` for a missing, unknown or repeated column.
@@ -50,21 +51,16 @@ class BurstGptTraceReader final : public RequestSource {
   // a bad timestamp, time going backwards, a blank line) ends the stream
   // with status `path:line: what`.
   bool Next(Request* out) override;
-  const Status& status() const override { return status_; }
   int64_t skipped_rows() const override { return skipped_; }
 
  private:
   static constexpr size_t kMaxColumns = 8;  // BurstGPT_3's header
 
-  explicit BurstGptTraceReader(std::unique_ptr<LineReader> lines) : lines_(std::move(lines)) {}
+  explicit BurstGptTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReader(std::move(lines)) {}
   static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
-  bool Fail(Status s);
 
-  std::unique_ptr<LineReader> lines_;
   size_t num_columns_ = 0;
   size_t col_time_ = 0, col_request_ = 0, col_response_ = 0;
-  Status status_;
-  bool failed_ = false;
   ArrivalOrder order_;  // every row, failed ones too; arrivals from the first emitted
   uint64_t next_id_ = 0;
   int64_t skipped_ = 0;

@@ -12,14 +12,12 @@ constexpr std::string_view kRequired[3] = {"arrival_s", "prompt_tokens", "output
 }  // namespace
 
 Status CsvTraceReader::Open(const std::string& path, std::unique_ptr<RequestSource>* out) {
-  std::unique_ptr<LineReader> lines;
-  FLEETSIM_RETURN_IF_ERROR(LineReader::OpenFile(path, "trace", &lines));
-  return Start(std::move(lines), out);
+  return OpenFileWith(&Start, path, out);
 }
 
 Status CsvTraceReader::FromStream(std::string name, std::unique_ptr<std::istream> in,
                                   std::unique_ptr<RequestSource>* out) {
-  return Start(std::make_unique<LineReader>(std::move(name), std::move(in)), out);
+  return OpenStreamWith(&Start, std::move(name), std::move(in), out);
 }
 
 Status CsvTraceReader::Start(std::unique_ptr<LineReader> lines,
@@ -64,12 +62,6 @@ Status CsvTraceReader::Start(std::unique_ptr<LineReader> lines,
   r->num_columns_ = n;
   *out = std::move(r);
   return Status::Ok();
-}
-
-bool CsvTraceReader::Fail(Status s) {
-  status_ = std::move(s);
-  failed_ = true;
-  return false;
 }
 
 bool CsvTraceReader::Next(Request* out) {

@@ -18,11 +18,12 @@
 #include "base/status.h"
 #include "sim/traffic/arrival_order.h"
 #include "sim/traffic/line_reader.h"
+#include "sim/traffic/line_trace_reader.h"
 #include "sim/traffic/source.h"
 
 namespace fleetsim {
 
-class CsvTraceReader final : public RequestSource {
+class CsvTraceReader final : public LineTraceReader {
  public:
   // Opens the file and checks the header. Errors: `cannot open trace "path":
   // <strerror>`; `path:1: ...` for a missing, wrong, duplicated or unknown
@@ -33,21 +34,16 @@ class CsvTraceReader final : public RequestSource {
 
   // A row error ends the stream with status `path:line: what`.
   bool Next(Request* out) override;
-  const Status& status() const override { return status_; }
 
  private:
   static constexpr size_t kMaxColumns = 6;
   enum class Column { kSession, kModel, kPriority };
 
-  explicit CsvTraceReader(std::unique_ptr<LineReader> lines) : lines_(std::move(lines)) {}
+  explicit CsvTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReader(std::move(lines)) {}
   static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
-  bool Fail(Status s);
 
-  std::unique_ptr<LineReader> lines_;
   Column extra_[kMaxColumns - 3] = {};  // meaning of columns 3.. in file order
   size_t num_columns_ = 3;
-  Status status_;
-  bool failed_ = false;
   ArrivalOrder order_;
   uint64_t next_id_ = 0;
 };

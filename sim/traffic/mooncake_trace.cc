@@ -26,18 +26,16 @@ std::string Shown(const Json& v) { return QuoteForMessage(DescribeJson(v, 64)); 
 }  // namespace
 
 MooncakeTraceReader::MooncakeTraceReader(std::unique_ptr<LineReader> lines)
-    : lines_(std::move(lines)) {}
+    : LineTraceReader(std::move(lines)) {}
 MooncakeTraceReader::~MooncakeTraceReader() = default;
 
 Status MooncakeTraceReader::Open(const std::string& path, std::unique_ptr<RequestSource>* out) {
-  std::unique_ptr<LineReader> lines;
-  FLEETSIM_RETURN_IF_ERROR(LineReader::OpenFile(path, "trace", &lines));
-  return Start(std::move(lines), out);
+  return OpenFileWith(&Start, path, out);
 }
 
 Status MooncakeTraceReader::FromStream(std::string name, std::unique_ptr<std::istream> in,
                                        std::unique_ptr<RequestSource>* out) {
-  return Start(std::make_unique<LineReader>(std::move(name), std::move(in)), out);
+  return OpenStreamWith(&Start, std::move(name), std::move(in), out);
 }
 
 Status MooncakeTraceReader::Start(std::unique_ptr<LineReader> lines,
@@ -45,12 +43,6 @@ Status MooncakeTraceReader::Start(std::unique_ptr<LineReader> lines,
   // JSONL has no header; the first line is checked by the first Next.
   out->reset(new MooncakeTraceReader(std::move(lines)));
   return Status::Ok();
-}
-
-bool MooncakeTraceReader::Fail(Status s) {
-  status_ = std::move(s);
-  failed_ = true;
-  return false;
 }
 
 bool MooncakeTraceReader::ParseLine(std::string_view line, Request* out, int64_t* raw_ns) {

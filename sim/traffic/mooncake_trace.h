@@ -16,6 +16,7 @@
 
 #include "base/status.h"
 #include "sim/traffic/line_reader.h"
+#include "sim/traffic/line_trace_reader.h"
 #include "sim/traffic/source.h"
 
 namespace fleetsim {
@@ -23,7 +24,7 @@ namespace fleetsim {
 // Tokens per Mooncake hash id.
 inline constexpr int32_t kMooncakeBlockTokens = 512;
 
-class MooncakeTraceReader final : public RequestSource {
+class MooncakeTraceReader final : public LineTraceReader {
  public:
   // Opens the file. Error: `cannot open trace "path": <strerror>`. JSONL has
   // no header, so an empty file shows at the first Next (`path:1: empty file`).
@@ -35,7 +36,6 @@ class MooncakeTraceReader final : public RequestSource {
   // A bad line (not JSON, missing or mistyped key, non-positive length,
   // time going backwards, blank line) ends the stream with `path:line: what`.
   bool Next(Request* out) override;
-  const Status& status() const override { return status_; }
 
  private:
   explicit MooncakeTraceReader(std::unique_ptr<LineReader> lines);
@@ -43,11 +43,7 @@ class MooncakeTraceReader final : public RequestSource {
   // Parses one line into *out (arrival in raw trace ns); false with status_
   // set on error.
   bool ParseLine(std::string_view line, Request* out, int64_t* raw_ns);
-  bool Fail(Status s);
 
-  std::unique_ptr<LineReader> lines_;
-  Status status_;
-  bool failed_ = false;
   bool started_ = false;
   uint64_t next_id_ = 0;
   int64_t first_ns_ = 0;

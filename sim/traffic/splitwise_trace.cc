@@ -13,14 +13,12 @@ constexpr std::string_view kRequired[3] = {"arrived_at", "num_prefill_tokens", "
 }  // namespace
 
 Status SplitwiseTraceReader::Open(const std::string& path, std::unique_ptr<RequestSource>* out) {
-  std::unique_ptr<LineReader> lines;
-  FLEETSIM_RETURN_IF_ERROR(LineReader::OpenFile(path, "trace", &lines));
-  return Start(std::move(lines), out);
+  return OpenFileWith(&Start, path, out);
 }
 
 Status SplitwiseTraceReader::FromStream(std::string name, std::unique_ptr<std::istream> in,
                                         std::unique_ptr<RequestSource>* out) {
-  return Start(std::make_unique<LineReader>(std::move(name), std::move(in)), out);
+  return OpenStreamWith(&Start, std::move(name), std::move(in), out);
 }
 
 Status SplitwiseTraceReader::Start(std::unique_ptr<LineReader> lines,
@@ -42,12 +40,6 @@ Status SplitwiseTraceReader::Start(std::unique_ptr<LineReader> lines,
   r->col_decode_ = h.at[2];
   *out = std::move(r);
   return Status::Ok();
-}
-
-bool SplitwiseTraceReader::Fail(Status s) {
-  status_ = std::move(s);
-  failed_ = true;
-  return false;
 }
 
 bool SplitwiseTraceReader::Next(Request* out) {

@@ -23,11 +23,12 @@
 #include "base/status.h"
 #include "sim/traffic/arrival_order.h"
 #include "sim/traffic/line_reader.h"
+#include "sim/traffic/line_trace_reader.h"
 #include "sim/traffic/source.h"
 
 namespace fleetsim {
 
-class SplitwiseTraceReader final : public RequestSource {
+class SplitwiseTraceReader final : public LineTraceReader {
  public:
   // Opens the file and checks the header. Errors: `cannot open trace "path":
   // <strerror>`, or `path:1: ...` for a missing or repeated column.
@@ -37,21 +38,16 @@ class SplitwiseTraceReader final : public RequestSource {
 
   // A row error ends the stream with status `path:line: what`.
   bool Next(Request* out) override;
-  const Status& status() const override { return status_; }
 
  private:
   // Columns a row may have; a header with more is refused (a wrong file).
   static constexpr size_t kMaxColumns = 64;
 
-  explicit SplitwiseTraceReader(std::unique_ptr<LineReader> lines) : lines_(std::move(lines)) {}
+  explicit SplitwiseTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReader(std::move(lines)) {}
   static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
-  bool Fail(Status s);
 
-  std::unique_ptr<LineReader> lines_;
   size_t num_columns_ = 0;
   size_t col_time_ = 0, col_prefill_ = 0, col_decode_ = 0;
-  Status status_;
-  bool failed_ = false;
   ArrivalOrder order_;
   uint64_t next_id_ = 0;
 };
