@@ -146,6 +146,8 @@ void MetricsCollector::OnFinished(const RequestRecord& rec) {
   } else if (rec.status == RequestStatus::kUnfinished) {
     overload_.OnUnscheduled(rec.arrival,
                             (rec.first_scheduled >= 0 ? rec.first_scheduled : rec.finish) - rec.arrival);
+  } else {
+    overload_.OnTurnedAway(rec.arrival);
   }
 
   if (requests_.is_open()) {

@@ -72,6 +72,12 @@ void OverloadMonitor::OnUnscheduled(SimTime arrival, SimTime waited) {
   At(arrival).queue.Add(std::max<SimTime>(waited, 0));
 }
 
+void OverloadMonitor::OnTurnedAway(SimTime arrival) {
+  if (arrival < warmup_) return;
+  --At(arrival).arrivals;
+  --arrivals_;
+}
+
 OverloadVerdict OverloadMonitor::Judge() const {
   OverloadVerdict v;
   const SimTime window = last_arrival_ - warmup_;

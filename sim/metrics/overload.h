@@ -62,6 +62,9 @@ class OverloadMonitor {
   // for one never scheduled).
   void OnCompleted(SimTime arrival, SimTime finish, SimTime queue_delay);
   void OnUnscheduled(SimTime arrival, SimTime waited);
+  // A request turned away (rejected, failed) leaves the arrivals that
+  // should complete.
+  void OnTurnedAway(SimTime arrival);
 
   OverloadVerdict Judge() const;
 

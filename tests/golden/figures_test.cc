@@ -140,6 +140,17 @@ TEST(Figures, BurstThatDrainsUnderLightLoadIsNotOverload) {
   EXPECT_FALSE(o.summary.overloaded) << o.summary_json;
 }
 
+TEST(Figures, RejectedRequestsAreNotMistakenForOverload) {
+  // Light load, but most prompts exceed the pool's context and are turned
+  // away at once: they never were work the fleet fell behind on.
+  ScenarioSpec spec = LoadBundled("quickstart");
+  spec.pools[0].max_model_len = 512;
+  Outcome o = RunSpec(spec, 3, "rejected_not_overload");
+  EXPECT_GT(o.summary.rejected, o.summary.arrived / 2);
+  EXPECT_TRUE(o.summary.overload.judged);
+  EXPECT_FALSE(o.summary.overloaded) << o.summary_json;
+}
+
 TEST(Figures, NothingMeasuredGivesNullFiguresWithAReason) {
   // Warm-up longer than the run: every request arrives before it.
   ScenarioSpec spec = FixedLengths(10, 5, 100, 10);
