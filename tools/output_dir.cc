@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace fleetsim {
@@ -55,12 +56,15 @@ Status TakeLock(const std::string& dir, const std::string& lock) {
 
 }  // namespace
 
+const char OutputDir::kMarker[] = ".fleetsim-output";
+
 Status OutputDir::Begin(const std::string& dir, std::unique_ptr<OutputDir>* out) {
   fs::path final_dir = fs::path(dir).lexically_normal();
   if (final_dir.filename().empty()) final_dir = final_dir.parent_path();  // "out/" -> "out"
   const std::string name = final_dir.filename().string();
   if (name.empty() || name == "." || name == "..")
-    return Status::Invalid("output folder \"" + dir + "\": name a folder, not \"" + name + "\"");
+    return Status::Invalid("output folder \"" + dir +
+                           "\": name a folder of its own (e.g. out/run1); the results replace the folder as a whole");
   std::error_code ec;
   const fs::path parent = final_dir.has_parent_path() ? final_dir.parent_path() : fs::path(".");
   fs::create_directories(parent, ec);
@@ -68,6 +72,12 @@ Status OutputDir::Begin(const std::string& dir, std::unique_ptr<OutputDir>* out)
   const fs::file_status st = fs::symlink_status(final_dir, ec);
   if (fs::exists(st) && !fs::is_directory(st))
     return Status::Invalid("output folder \"" + dir + "\" exists and is not a folder");
+  // The outputs replace DIR as a whole, so DIR must be empty or hold an
+  // earlier command's outputs: `--out ~` or `--out src/` must never wipe
+  // a user's files.
+  if (fs::exists(st) && !fs::exists(final_dir / kMarker, ec) && !fs::is_empty(final_dir, ec))
+    return Status::Invalid("output folder \"" + dir + "\" holds files that fleetsim did not write (it has no " +
+                           std::string(kMarker) + "), and the results would replace them: name a new folder");
   const std::string lock = (parent / ("." + name + ".lock")).string();
   FLEETSIM_RETURN_IF_ERROR(TakeLock(dir, lock));
   const std::string tmp = (parent / ("." + name + ".tmp-" + std::to_string(::getpid()))).string();
@@ -76,6 +86,14 @@ Status OutputDir::Begin(const std::string& dir, std::unique_ptr<OutputDir>* out)
   if (ec) {
     ::unlink(lock.c_str());
     return Status::Invalid("cannot create output folder \"" + tmp + "\": " + ec.message());
+  }
+  std::ofstream marker(fs::path(tmp) / kMarker);
+  marker << "fleetsim output folder: the next command that writes here replaces it as a whole\n";
+  marker.close();
+  if (!marker) {
+    fs::remove_all(tmp, ec);
+    ::unlink(lock.c_str());
+    return Status::Invalid("cannot write in output folder \"" + tmp + "\"");
   }
   out->reset(new OutputDir(final_dir.string(), tmp, lock));
   return Status::Ok();

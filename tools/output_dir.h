@@ -6,7 +6,9 @@
 // SIGINT or SIGTERM, leaves DIR as it was and no temporary folder behind.
 // A lock file beside DIR (".DIR.lock", holding the owner's pid) refuses a
 // second command writing into the same folder; a lock left by a process
-// that no longer exists is taken over.
+// that no longer exists is taken over. DIR is replaced only when it is
+// empty or holds an earlier command's outputs (the ".fleetsim-output"
+// marker every output folder carries); any other folder is refused.
 #pragma once
 
 #include <memory>
@@ -18,6 +20,7 @@ namespace fleetsim {
 
 class OutputDir {
  public:
+  static const char kMarker[];
   // Locks `dir` and creates the temporary folder. Fails (bad input) when
   // `dir` is in use, is not a folder, or cannot be created.
   static Status Begin(const std::string& dir, std::unique_ptr<OutputDir>* out);

@@ -10,6 +10,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/cli/cli_test_util.h"
 
@@ -122,6 +123,7 @@ TEST(RunOutputs, FailedRunLeavesTheOutputFolderUntouched) {
   const std::string s = dir.Write("s.json", j.dump());
   fs::create_directories(dir.File("out"));
   dir.Write("out/summary.json", "previous run\n");
+  dir.Write("out/.fleetsim-output", "");  // an earlier run's outputs, which a run may replace
   CommandResult r = RunFleetsim("run " + ShellQuote(s) + " --out " + ShellQuote(dir.File("out")) + " --quiet");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   std::ifstream in(dir.File("out/summary.json"));
@@ -140,6 +142,7 @@ TEST(RunOutputs, InterruptedRunLeavesTheOutputFolderUntouched) {
   const std::string s = dir.Write("s.json", j.dump());
   fs::create_directories(dir.File("out"));
   dir.Write("out/summary.json", "previous run\n");
+  dir.Write("out/.fleetsim-output", "");  // an earlier run's outputs, which a run may replace
   for (const char* sig : {"INT", "TERM"}) {
     SCOPED_TRACE(sig);
     CommandResult r = RunCommand("timeout --preserve-status -s " + std::string(sig) + " 1 " + clitest::FleetsimBinary() + " run " +
@@ -169,6 +172,50 @@ TEST(RunOutputs, SecondRunIntoABusyFolderIsRefused) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(dir.File("out/summary.json")));
   ExpectOnly(dir, {"s.json", "out"});
+}
+
+// The output folder is replaced as a whole, so it must be a folder of its
+// own: "/", "." and ".." are refused before anything runs, and so is a
+// folder holding files fleetsim did not write. An earlier run's folder is
+// replaced, nothing of it kept.
+TEST(RunOutputs, OutputFolderMustBeAFolderOfItsOwn) {
+  ScratchDir dir;
+  const std::string s = dir.Write("s.json", kScenario);
+  for (const std::string& out : std::vector<std::string>{"/", ".", ".."}) {
+    SCOPED_TRACE(out);
+    CommandResult r = RunCommand("cd " + ShellQuote(dir.path().string()) + " && " +
+                                 ShellQuote(clitest::FleetsimBinary()) + " run " + ShellQuote(s) + " --out " +
+                                 ShellQuote(out) + " --quiet");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("name a folder of its own"), std::string::npos) << r.output;
+  }
+  ExpectOnly(dir, {"s.json"});
+
+  // The user's own folder, named directly or as "DIR/.", is not replaced.
+  fs::create_directories(dir.File("mine"));
+  dir.Write("mine/notes.txt", "keep me\n");
+  for (const std::string& out : {dir.File("mine"), dir.File("mine") + "/.", dir.File("mine") + "/"}) {
+    SCOPED_TRACE(out);
+    CommandResult r = RunFleetsim("run " + ShellQuote(s) + " --out " + ShellQuote(out) + " --quiet");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("holds files that fleetsim did not write"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(out), std::string::npos) << r.output;
+    EXPECT_TRUE(fs::exists(dir.File("mine/notes.txt")));
+    EXPECT_FALSE(fs::exists(dir.File("mine/summary.json")));
+  }
+  ExpectOnly(dir, {"s.json", "mine"});
+
+  // An empty folder is used; a second run replaces the first one's outputs.
+  fs::create_directories(dir.File("out"));
+  CommandResult r = RunFleetsim("run " + ShellQuote(s) + " --out " + ShellQuote(dir.File("out")) + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir.File("out/.fleetsim-output")));
+  dir.Write("out/stale.txt", "from before\n");
+  r = RunFleetsim("run " + ShellQuote(s) + " --out " + ShellQuote(dir.File("out") + "/.") + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir.File("out/summary.json")));
+  EXPECT_FALSE(fs::exists(dir.File("out/stale.txt")));
+  ExpectOnly(dir, {"s.json", "mine", "out"});
 }
 
 TEST(RunOutputs, CompareWithTraceWritesATracePerScheduler) {
