@@ -103,6 +103,24 @@ CLI::Validator IntegerIn(uint64_t lo, uint64_t hi) {
       "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
+// A finite decimal number in [lo, hi]: CLI::Range lets "nan" and "inf"
+// through.
+CLI::Validator NumberIn(double lo, double hi) {
+  char range[96];
+  std::snprintf(range, sizeof range, "a number in [%g, %g]", lo, hi);
+  const std::string expected = range;
+  return CLI::Validator(
+      [lo, hi, expected](std::string& s) -> std::string {
+        double v = 0;
+        const char* end = s.data() + s.size();
+        auto [ptr, ec] = std::from_chars(s.data(), end, v);
+        if (s.empty() || ec != std::errc() || ptr != end || !std::isfinite(v) || v < lo || v > hi)
+          return "expected " + expected + ", got " + Quoted(s);
+        return "";
+      },
+      "NUMBER in " + std::string(range + 12));
+}
+
 // Bounds of the numeric options. A seed is any non-negative int64, as in a
 // scenario's "seed"; repetition counts stay where a calibration finishes in
 // hours, not years; tp as a scenario's pool tp.
@@ -219,6 +237,7 @@ Status RunInto(ScenarioRun& run, const std::string& dir, uint64_t seed, const Ou
   for (const auto& [from, interval] : report->timeseries_intervals)
     w.BeginObject().Key("from_s").Double(from).Key("interval_s").Double(interval).EndObject();
   w.EndArray();
+  if (report->timeseries_stopped_s) w.Key("stopped_at_s").Double(*report->timeseries_stopped_s);
   w.EndObject();
   if (choices.trace) {
     w.Key("trace").BeginObject();
@@ -235,26 +254,41 @@ Status RunInto(ScenarioRun& run, const std::string& dir, uint64_t seed, const Ou
 }
 
 // The traffic's own figures, so a user can scale a trace to a target rate
-// without arithmetic. A trace is read through once (streamed), so a corrupt
-// row anywhere in it is reported here.
-Status PrintTrafficFigures(const ScenarioSpec& spec, uint64_t seed) {
+// without arithmetic, as lines of text. A trace is read through once
+// (streamed), so a corrupt row anywhere in it is reported here.
+Status TrafficFigures(const ScenarioSpec& spec, uint64_t seed, std::string* out) {
   const TrafficSpec& t = spec.traffic;
+  char buf[512];
   if (t.kind == TrafficSpec::Kind::kGenerator) {
-    std::printf("  traffic   generator: %.6g %s per second", t.rate_per_s, t.sessions ? "sessions" : "requests");
-    if (t.max_requests < std::numeric_limits<int64_t>::max())
-      std::printf(", %lld requests", static_cast<long long>(t.max_requests));
-    if (std::isfinite(t.max_arrival_s)) std::printf(", arrivals until %.6g s", t.max_arrival_s);
-    std::printf("\n");
+    std::snprintf(buf, sizeof buf, "  traffic   generator: %.6g %s per second", t.rate_per_s,
+                  t.sessions ? "sessions" : "requests");
+    *out = buf;
+    if (t.max_requests < std::numeric_limits<int64_t>::max()) {
+      std::snprintf(buf, sizeof buf, ", %lld requests", static_cast<long long>(t.max_requests));
+      *out += buf;
+    }
+    if (std::isfinite(t.max_arrival_s)) {
+      std::snprintf(buf, sizeof buf, ", arrivals until %.6g s", t.max_arrival_s);
+      *out += buf;
+    }
+    *out += "\n";
     return Status::Ok();
   }
   TrafficStats st;
   FLEETSIM_RETURN_IF_ERROR(ScanTraffic(t, Rng::ForStream(seed, 0, "traffic"), &st).WithPrefix(spec.file + ": "));
-  std::printf("  trace     %s: %lld requests over %.1f s, %.4g requests per second on average",
-              t.path.c_str(), static_cast<long long>(st.trace_requests), st.trace_span_s, st.trace_mean_rate_per_s);
-  if (st.skipped_rows > 0) std::printf(" (%lld rows skipped)", static_cast<long long>(st.skipped_rows));
-  std::printf("\n  simulated %lld requests over %.1f s: %.4g per second in trace time, %.4g per second after "
-              "rate_scale %.6g\n",
-              static_cast<long long>(st.requests), st.span_s, st.trace_rate_per_s, st.rate_per_s, t.rate_scale);
+  *out = "  trace     " + t.path;
+  std::snprintf(buf, sizeof buf, ": %lld requests over %.1f s, %.4g requests per second on average",
+                static_cast<long long>(st.trace_requests), st.trace_span_s, st.trace_mean_rate_per_s);
+  *out += buf;
+  if (st.skipped_rows > 0) {
+    std::snprintf(buf, sizeof buf, " (%lld rows skipped)", static_cast<long long>(st.skipped_rows));
+    *out += buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                "\n  simulated %lld requests over %.1f s: %.4g per second in trace time, %.4g per second after "
+                "rate_scale %.6g\n",
+                static_cast<long long>(st.requests), st.span_s, st.trace_rate_per_s, st.rate_per_s, t.rate_scale);
+  *out += buf;
   return Status::Ok();
 }
 
@@ -269,8 +303,10 @@ int CmdRun(const std::string& path, const std::vector<std::string>& overrides, s
   s = OutputDir::Begin(out_dir, &out);
   if (!s.ok()) return Fail(s);
   if (!quiet) {
-    s = PrintTrafficFigures(run->spec(), seed.value_or(run->spec().seed));
+    std::string traffic;
+    s = TrafficFigures(run->spec(), seed.value_or(run->spec().seed), &traffic);
     if (!s.ok()) return Fail(s);
+    std::fputs(traffic.c_str(), stdout);
   }
 
   const bool show_progress = !quiet && isatty(STDERR_FILENO);
@@ -311,6 +347,16 @@ int CmdRun(const std::string& path, const std::vector<std::string>& overrides, s
 
 // `run --compare schedulers`: the scenario once per registered scheduler,
 // every pool switched to it, side by side.
+// A CSV field in quotes, its quotes doubled (RFC 4180).
+std::string CsvQuoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
                          std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet,
                          const Catalog& catalog, const Policies& policies) {
@@ -371,7 +417,7 @@ int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>
     if (!s.ok()) {
       std::snprintf(line, sizeof line, "%-12s  cannot run: %s\n", name.c_str(), s.message().c_str());
       table += line;
-      csv += name + ",,,,,,,,,,,\"" + s.message() + "\"\n";
+      csv += name + ",,,,,,,,,,," + CsvQuoted(s.message()) + "\n";
       continue;
     }
     const std::string dir = out->path() + "/" + name;
@@ -393,7 +439,7 @@ int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>
     csv += name + "," + csv_cell(r.ttft.p50) + "," + csv_cell(r.ttft.p99) + "," + csv_cell(r.tpot.p50) + "," +
            csv_cell(r.tpot.p99) + "," + csv_cell(r.itl.p99) + "," + csv_cell(r.requests_per_s) + "," +
            csv_cell(r.output_tokens_per_s) + "," + std::to_string(r.preemptions) + "," +
-           std::to_string(r.completed) + "," + std::to_string(r.unfinished) + "," + note + "\n";
+           std::to_string(r.completed) + "," + std::to_string(r.unfinished) + "," + CsvQuoted(note) + "\n";
   }
   s = WriteFile(out->path() + "/compare.csv", csv);
   if (!s.ok()) return Fail(s);
@@ -413,6 +459,11 @@ int CmdValidate(const std::string& path, const std::vector<std::string>& overrid
   std::unique_ptr<ScenarioRun> run;
   Status s = LoadAndBuild(path, overrides, catalog, policies, &run);
   if (!s.ok()) return Fail(s);
+  // Read the traffic through before saying "ok": a corrupt trace row is
+  // not ok.
+  std::string traffic;
+  s = TrafficFigures(run->spec(), run->spec().seed, &traffic);
+  if (!s.ok()) return Fail(s);
   std::printf("%s: ok\n", path.c_str());
   for (const PoolPlan& p : run->pools()) {
     std::printf("  pool %-12s %d x %s on %d x %s: KV cache %lld blocks of %d tokens, budget %lld tokens per "
@@ -421,8 +472,7 @@ int CmdValidate(const std::string& path, const std::vector<std::string>& overrid
                 static_cast<long long>(p.memory.kv_blocks), p.spec->block_size, static_cast<long long>(p.step.tokens),
                 p.step.tokens_from, static_cast<long long>(p.step.seqs), p.usd_per_gpu_hour ? "" : ", no price");
   }
-  s = PrintTrafficFigures(run->spec(), run->spec().seed);
-  if (!s.ok()) return Fail(s);
+  std::fputs(traffic.c_str(), stdout);
   return 0;
 }
 
@@ -669,8 +719,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run->add_option("--timeseries-interval", choices.timeseries_interval_s,
                   "timeseries.csv sampling interval in seconds (default 1 s, coarser when the run is long; "
-                  "doubled as needed to stay within 1,000,000 rows)")
-      ->check(CLI::Range(1e-6, 1e9));
+                  "coarsened as needed to stay within 1,000,000 rows)")
+      ->check(NumberIn(1e-6, 1e9));
   run->add_flag("--quiet", quiet, "print nothing but errors and warnings");
   std::string compare;
   run->add_option("--compare", compare, "run once per registered policy of a kind, side by side")

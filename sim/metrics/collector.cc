@@ -346,7 +346,9 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
     s.output_tokens_per_s = Round6(static_cast<double>(out_tokens_) / s.window_s);
     s.input_tokens_per_s = Round6(static_cast<double>(in_tokens_) / s.window_s);
   } else if (measured_ > 0) {
-    undefined("throughput", "the measurement window is empty (the run ended at warm-up)");
+    undefined("throughput", options_.warmup > 0
+                                ? "the measurement window is empty (the run ended at warm-up)"
+                                : "the run took no simulated time (every request left the instant it arrived)");
   }
   s.ttft_slo_ms = options_.ttft_slo_ms;
   s.tpot_slo_ms = options_.tpot_slo_ms;

@@ -39,7 +39,7 @@ OverloadMonitor::Bin& OverloadMonitor::At(SimTime t) {
       merged.arrivals += other.arrivals;
       merged.completions += other.completions;
       merged.queue.Merge(other.queue);
-      merged.e2e.Merge(other.e2e);
+      merged.service.Merge(other.service);
       bins_[i] = std::move(merged);
     }
     for (int i = kBins / 2; i < kBins; ++i) bins_[i] = Bin();
@@ -57,14 +57,16 @@ void OverloadMonitor::OnArrival(SimTime at) {
 }
 
 void OverloadMonitor::OnCompleted(SimTime arrival, SimTime finish, SimTime queue_delay) {
-  if (finish >= warmup_) {
-    ++At(finish).completions;
-    ++completions_;
-  }
+  // Only requests that arrived after warm-up: the arrivals they are
+  // compared with start there too, and a backlog left from warm-up must not
+  // count as keeping pace.
   if (arrival < warmup_) return;
+  ++At(finish).completions;
+  ++completions_;
   Bin& b = At(arrival);
-  b.queue.Add(std::max<SimTime>(queue_delay, 0));
-  b.e2e.Add(std::max<SimTime>(finish - arrival, 0));
+  queue_delay = std::max<SimTime>(queue_delay, 0);
+  b.queue.Add(queue_delay);
+  b.service.Add(std::max<SimTime>(finish - arrival - queue_delay, 0));
 }
 
 void OverloadMonitor::OnUnscheduled(SimTime arrival, SimTime waited) {
@@ -91,16 +93,20 @@ OverloadVerdict OverloadMonitor::Judge() const {
     return std::min(3, static_cast<int>(4.0 * mid / static_cast<double>(window)));
   };
   const int used = static_cast<int>(std::min<SimTime>(window / width_ + 1, kBins));
-  CoarseHistogram q1_e2e, q2_queue, q4_queue;
+  CoarseHistogram q1_service, q2_queue, q4_queue;
   for (int b = 0; b < used; ++b) {
     const int q = quarter(b);
-    if (q == 0) q1_e2e.Merge(bins_[b].e2e);
+    if (q == 0) q1_service.Merge(bins_[b].service);
     if (q == 1) q2_queue.Merge(bins_[b].queue);
     if (q == 3) q4_queue.Merge(bins_[b].queue);
   }
   // (a) What arrived up to (last arrival - lag) should have completed by
-  // the last arrival; the partial bin counts pro rata.
-  const SimTime lag = q1_e2e.count() > 0 ? static_cast<SimTime>(q1_e2e.Median()) : 0;
+  // the last arrival; the partial bin counts pro rata. The lag is the time a
+  // request is served once scheduled (the first quarter's median of
+  // end-to-end minus queueing delay): what a stable fleet needs to finish
+  // what arrived. End-to-end latency itself would grow with the very
+  // overload being judged, and shrink the horizon until nothing is judged.
+  const SimTime lag = q1_service.count() > 0 ? static_cast<SimTime>(q1_service.Median()) : 0;
   const SimTime horizon = window - lag;
   double expected = 0;
   for (int b = 0; b < used && horizon > 0; ++b) {

@@ -3,14 +3,15 @@
 //
 // Over the arrival window [warm-up, last arrival] a fleet is overloaded when
 //   (a) completions fall below 95% of arrivals: completions finished in the
-//       window, against arrivals up to the last arrival minus a lag (the
-//       median end-to-end latency of the first quarter's arrivals, what a
-//       stable system needs to finish what arrived), or
+//       window by requests that arrived after warm-up, against arrivals up
+//       to the last arrival minus a lag (the median service time, end-to-end
+//       minus queueing delay, of the first quarter's arrivals: what a stable
+//       system needs to finish what arrived), or
 //   (b) queueing delay grows across the window: the median queueing delay of
 //       requests arriving in the last quarter is above twice that of the
 //       second quarter, and above 1 s.
 // A burst that drains after the last arrival is neither. Arrivals, queueing
-// delays and end-to-end latencies are binned by arrival time, completions by
+// delays and service times are binned by arrival time, completions by
 // finish time; the bins double their width as the run grows, so quarters are
 // resolved to 1/kBins of the window, and medians to a quarter of an octave.
 #pragma once
@@ -73,7 +74,7 @@ class OverloadMonitor {
     int64_t arrivals = 0;
     int64_t completions = 0;  // by finish time
     CoarseHistogram queue;    // by arrival time
-    CoarseHistogram e2e;      // by arrival time
+    CoarseHistogram service;  // end-to-end minus queueing delay, by arrival time
   };
   // The bin of time `t` >= warmup, widening the bins until it fits.
   Bin& At(SimTime t);
@@ -83,7 +84,7 @@ class OverloadMonitor {
   std::vector<Bin> bins_ = std::vector<Bin>(kBins);
   SimTime last_arrival_ = -1;
   int64_t arrivals_ = 0;                      // at or after warm-up
-  int64_t completions_ = 0;                   // finished at or after warm-up
+  int64_t completions_ = 0;                   // of requests that arrived at or after warm-up
   int64_t completions_at_last_arrival_ = 0;   // of those, by the latest arrival
 };
 

@@ -413,12 +413,23 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     if (sim.pending() == 0 && !have) return;  // only the sampler was left: the run is over
     sample_all(sim.now());
     if (rows - rows_at_interval_start >= (options.timeseries_max_rows - rows_at_interval_start) / 2) {
+      // Half the rows left are spent: coarsen so that the next half of what
+      // remains covers at least four times the time simulated so far. Each
+      // phase then covers five times the span before it, so the budget
+      // reaches any span a run can have (doubling alone would cover the same
+      // time per phase, and stop early on a large fleet).
+      const int64_t ticks = std::max<int64_t>(1, (options.timeseries_max_rows - rows) / 2 / std::max<int64_t>(nrep, 1));
+      const double wanted = 4.0 * static_cast<double>(sim.now()) / static_cast<double>(ticks);
       interval *= 2;
+      while (static_cast<double>(interval) < wanted && interval < kTimeNever / 4) interval *= 2;
       rows_at_interval_start = rows;
       report->timeseries_intervals.emplace_back(TimeToSeconds(sim.now()), TimeToSeconds(interval));
     }
     // The end-of-run sample needs room too.
-    if (options.timeseries_max_rows - rows < 2 * nrep) return;
+    if (options.timeseries_max_rows - rows < 2 * nrep) {
+      report->timeseries_stopped_s = TimeToSeconds(sim.now());
+      return;
+    }
     SimTime next = sim.now() + interval;
     const SimTime next_event = sim.next_time();
     if (fleet_idle() && next_event > next) next = sim.now() + (next_event - sim.now() + interval - 1) / interval * interval;
@@ -457,7 +468,9 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     if (interrupted) return Status::Invalid("interrupted");
     return source_status.WithPrefix(spec_.file + ": ");
   }
-  const bool hit_duration = sim.pending() > 0;
+  // Work left (arrivals to come, requests held) means duration_s cut the run;
+  // a pending sampler tick alone does not.
+  const bool hit_duration = have || !fleet_idle();
   // The run ends at the last request to leave (its exact time, not a
   // sampling tick), or at duration_s with work left.
   const SimTime end =
@@ -513,6 +526,14 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
                   "check the trace's timestamps and traffic.trace.rate_scale",
                   TimeToSeconds(metrics->last_arrival()) / 86400.0, static_cast<long long>(metrics->arrived()),
                   TimeToSeconds(metrics->max_arrival_gap()) / 86400.0);
+    report->summary.warnings.push_back(buf);
+  }
+  if (report->timeseries_stopped_s) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "timeseries.csv stops at %.0f s: its row budget (%lld rows) ran out; pass a coarser "
+                  "--timeseries-interval",
+                  *report->timeseries_stopped_s, static_cast<long long>(options.timeseries_max_rows));
     report->summary.warnings.push_back(buf);
   }
   report->timeseries_rows = rows;

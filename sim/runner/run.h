@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,9 @@ struct RunReport {
   // timeseries.csv's sampling: (from simulated second, interval in seconds),
   // one entry per change of interval.
   std::vector<std::pair<double, double>> timeseries_intervals;
+  // Set when the row budget ran out before the run ended (a warning says
+  // so): the simulated second of the last sample before the final one.
+  std::optional<double> timeseries_stopped_s;
   int64_t timeseries_rows = 0;
   bool trace_sampled = false;  // trace.json holds MetricsOptions::trace_requests requests
 };

@@ -1,6 +1,7 @@
 #include "sim/traffic/trace_window.h"
 
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include "base/status.h"
@@ -33,8 +34,18 @@ bool TraceWindow::Next(Request* out) {
     SimTime at = t - options_.start;
     if (options_.rate_scale != 1.0) {
       const double scaled = static_cast<double>(at) / options_.rate_scale;
-      // Slowed down past the range of SimTime: it would never arrive.
-      if (!(scaled < 9.2e18)) break;
+      // Slowed down past the range of simulated time (292 years): refused,
+      // not dropped without a word.
+      if (!(scaled < 9.2e18)) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      "traffic.trace.rate_scale: %g moves request %lld (%.6g s into the trace) beyond 292 years "
+                      "of simulated time",
+                      options_.rate_scale, static_cast<long long>(emitted_), TimeToSeconds(t));
+        own_ = Status::Invalid(buf);
+        done_ = true;
+        return false;
+      }
       at = static_cast<SimTime>(std::llround(scaled));
     }
     if (at >= options_.max_arrival) break;

@@ -34,8 +34,9 @@ class TraceWindow final : public RequestSource {
 
   bool Next(Request* out) override;
   // The inner stream's status: a corrupt row inside the window surfaces
-  // here; one past the window's end is never read.
-  const Status& status() const override { return inner_->status(); }
+  // here; one past the window's end is never read. Or the window's own: a
+  // row that rate_scale would move beyond the range of simulated time.
+  const Status& status() const override { return own_.ok() ? inner_->status() : own_; }
   // The inner reader's count: rows it skipped up to the last row it read.
   int64_t skipped_rows() const override { return inner_->skipped_rows(); }
 
@@ -46,6 +47,7 @@ class TraceWindow final : public RequestSource {
   bool have_first_ = false;
   SimTime first_ = 0;
   int64_t emitted_ = 0;
+  Status own_;
 };
 
 }  // namespace fleetsim

@@ -218,6 +218,29 @@ TEST(RunOutputs, OutputFolderMustBeAFolderOfItsOwn) {
   ExpectOnly(dir, {"s.json", "mine", "out"});
 }
 
+// validate reads the trace through before it says "ok"; a rate_scale that
+// would push rows past the range of simulated time is refused, not dropped.
+TEST(RunOutputs, ValidateSaysOkOnlyForATraceThatReadsThrough) {
+  ScratchDir dir;
+  dir.Write("bad.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,5\n1,abc,5\n");
+  dir.Write("far.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,5\n10000,100,5\n");
+  json j = json::parse(kScenario);
+  j["traffic"] = {{"trace", {{"format", "csv"}, {"path", "bad.csv"}}}};
+  CommandResult r = RunFleetsim("validate " + ShellQuote(dir.Write("bad.json", j.dump())));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output.find(": ok"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("bad.csv:3"), std::string::npos) << r.output;
+
+  j["traffic"] = {{"trace", {{"format", "csv"}, {"path", "far.csv"}, {"rate_scale", 1e-6}}}};
+  const std::string far = dir.Write("far.json", j.dump());
+  for (const std::string cmd : {"validate ", "run "}) {
+    SCOPED_TRACE(cmd);
+    r = RunFleetsim(cmd + ShellQuote(far) + (cmd == "run " ? " --quiet --out " + ShellQuote(dir.File("o")) : ""));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("beyond 292 years"), std::string::npos) << r.output;
+  }
+}
+
 TEST(RunOutputs, CompareWithTraceWritesATracePerScheduler) {
   ScratchDir dir;
   const std::string s = dir.Write("s.json", kScenario);

@@ -123,6 +123,24 @@ TEST(Figures, SustainedOverloadAtOnePointTwoTimesCapacityIsFlagged) {
   EXPECT_LT(*o.summary.overload.completion_ratio, 0.95);
 }
 
+// Overload that began during warm-up: the backlog then finishes after
+// warm-up, but completions of requests that arrived before it do not count
+// as keeping pace with the arrivals after it.
+TEST(Figures, OverloadThatBeganDuringWarmUpIsFlagged) {
+  SingleSeq q;
+  ScenarioSpec spec = q.Spec();
+  const double capacity = 1.0 / TimeToSeconds(q.service);
+  spec.traffic.rate_per_s = 1.5 * capacity;
+  spec.traffic.arrival = ArrivalProcess::kPoisson;
+  spec.traffic.max_requests = std::numeric_limits<int64_t>::max();
+  spec.traffic.max_arrival_s = 300;
+  spec.warmup_s = 60;
+  Outcome o = RunSpec(spec, 5, "overload_warmup");
+  EXPECT_TRUE(o.summary.overloaded) << o.summary_json;
+  ASSERT_TRUE(o.summary.overload.completion_ratio);
+  EXPECT_LT(*o.summary.overload.completion_ratio, 0.95);
+}
+
 TEST(Figures, BurstThatDrainsUnderLightLoadIsNotOverload) {
   SingleSeq q;
   const double s = TimeToSeconds(q.service);
@@ -247,6 +265,49 @@ TEST(Figures, TimeSeriesStaysWithinItsRowBudget) {
   EXPECT_LE(CountLinesOf(t.timeseries_csv) - 1, 40);
   EXPECT_GT(t.report.timeseries_intervals.size(), 2u);
   EXPECT_EQ(t.summary.completed, 300);
+}
+
+// Many replicas eat the row budget fast; the samples must still reach the
+// run's end, the interval coarsening as needed (doubling alone covered the
+// same time per step and stopped sampling a third of the way through).
+TEST(Figures, TimeSeriesOfALargeFleetReachesTheEndOfTheRun) {
+  const fs::path dir = TempDir("ts_large_fleet");
+  std::vector<std::tuple<double, int, int>> reqs;
+  for (int i = 0; i < 2000; ++i) reqs.emplace_back(i * 10.0, 100, 100);
+  ScenarioSpec spec = CsvTrace(dir, reqs);
+  spec.pools[0].replicas = 200;
+  RunOptions ro;
+  ro.timeseries_max_rows = 20000;  // 100 samples of 200 replicas
+  Outcome o = RunSpecWith(spec, ro, MetricsOptions(), "ts_large_fleet_run", /*timeseries=*/true);
+  fs::remove_all(dir);
+  EXPECT_EQ(o.summary.completed, 2000);
+  EXPECT_LE(o.report.timeseries_rows, 20000);
+  EXPECT_FALSE(o.report.timeseries_stopped_s);
+  // Sample times: no gap longer than the last interval, up to the end.
+  std::set<double> times;
+  for (const auto& r : CsvRows(o.timeseries_csv)) times.insert(std::stod(r[0]));
+  const double last_interval = o.report.timeseries_intervals.back().second;
+  double prev = 0;
+  for (double t : times) {
+    EXPECT_LE(t - prev, last_interval + 1e-9) << "no samples between " << prev << " and " << t;
+    prev = t;
+  }
+  EXPECT_NEAR(prev, TimeToSeconds(MaxFinish(o.requests_csv)), 1e-9);
+}
+
+// duration_s just after the last completion: the run ended on its own, so
+// the window is exact and the drain is known (a pending sampling tick is no
+// work left).
+TEST(Figures, DurationJustPastTheLastCompletionKeepsTheExactWindow) {
+  Outcome full = RunSpec(FixedLengths(10, 20, 100, 20), 1, "duration_full");
+  const SimTime end = MaxFinish(full.requests_csv);
+  ScenarioSpec spec = FixedLengths(10, 20, 100, 20);
+  spec.duration_s = TimeToSeconds(end) + 0.4;
+  Outcome o = RunSpec(spec, 1, "duration_past");
+  EXPECT_EQ(o.summary.completed, 20);
+  EXPECT_EQ(SecondsToTime(o.summary.window_s), end);
+  ASSERT_TRUE(o.summary.drain_s);
+  EXPECT_TRUE(o.summary.warnings.empty()) << o.summary_json;
 }
 
 TEST(Figures, AbsurdSpanWarnsAndFinishesWithFewRows) {
