@@ -5,7 +5,8 @@
 #   make test    install what is missing, build, run every test, then the
 #                sanitizer build (at -O1, so its suite stays quick) and its
 #                tests, then each fuzz target for 20 s
-#   make bench   Google Benchmarks + the 1M-request scenario (wall, RSS, rates)
+#   make bench   Google Benchmarks + the 1M-request scenario (wall, RSS, rates),
+#                calibration figures and the Vidur transfer errors
 #   make fuzz    each fuzz target for 60 s
 #
 # Build folders: build/ (release + CUDA when nvcc is found), build-asan/,
@@ -86,6 +87,7 @@ bench: build
 	./$(BUILD)/tests/bench/perf_model_bench --benchmark_min_time=0.2
 	tools/bench.sh $(BUILD)
 	tools/calibrate_bench.sh $(BUILD)
+	./$(BUILD)/tests/bench/vidur_transfer_bench
 
 clean:
 	rm -rf build build-asan build-fuzz out

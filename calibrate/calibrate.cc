@@ -40,6 +40,7 @@ struct Series {
   std::string op;        // "gemm", "rms_norm", ...
   std::string size_var;  // FittedCurve::size_var
   std::string scale_var;
+  std::string count_var;  // FitOptions::count_var: "" unless the form has a per-count term
   MeasurementTable table;
   std::vector<FitSample> samples;
   std::map<std::string, int> groups;         // family label -> group id
@@ -55,15 +56,15 @@ struct Series {
 
   // Records one timed shape: `columns` (the table's leading fields), the
   // fitter's size and scale, the family it belongs to and its x on that
-  // family's curve.
-  void Add(std::vector<double> columns, const Timing& t, double size, double scale, const std::string& family,
-           double x) {
+  // family's curve; `count` is the per-count term's (0 when it has none).
+  void Add(std::vector<double> columns, const Timing& t, double size, double scale, const std::string& family, double x,
+           double count = 0) {
     columns.push_back(t.median_ns);
     columns.push_back(t.spread);
     table.rows.push_back(std::move(columns));
     auto [it, inserted] = groups.emplace(family, static_cast<int>(groups.size()));
     if (inserted) group_names[it->second] = family;
-    samples.push_back({size, scale, std::max(t.median_ns, 1e-3), it->second});
+    samples.push_back({size, scale, std::max(t.median_ns, 1e-3), it->second, count});
     ProfileCurve& c = curves[family];
     c.x.push_back(x);
     c.ns.push_back(t.median_ns);
@@ -246,8 +247,11 @@ Status Calibration::MeasureAttention() {
     pre.Add({double(p.seqs), double(p.seq_len), double(p.heads), double(p.kv_heads), double(p.head_dim)}, t, pairs,
             double(p.heads * p.head_dim), std::to_string(p.seqs) + " seqs", double(p.seq_len));
   }
+  // Decode keeps the batch apart from the context: KV tokens (size) and a
+  // per-sequence term (count), fitted jointly (fit.h).
   Series dec("attention_decode", {"seqs", "context_len", "heads", "kv_heads", "head_dim"}, "kv_tokens",
              "kv_heads*head_dim");
+  dec.count_var = "seqs";
   for (const DecodeShape& d : grid_.decode) {
     Timing t;
     bool ok = false;
@@ -257,7 +261,7 @@ Status Calibration::MeasureAttention() {
     if (!ok) continue;
     dec.Add({double(d.seqs), double(d.context_len), double(d.heads), double(d.kv_heads), double(d.head_dim)}, t,
             double(d.seqs * d.context_len), double(d.kv_heads * d.head_dim), std::to_string(d.seqs) + " seqs",
-            double(d.context_len));
+            double(d.context_len), double(d.seqs));
   }
   series_.push_back(std::move(pre));
   series_.push_back(std::move(dec));
@@ -328,9 +332,10 @@ void Calibration::BuildCurves() {
 
 Status Calibration::Fit() {
   const std::string dtype(kernels::DTypeName(grid_.dtype));
-  FitOptions fo;
   for (const Series& s : series_) {
     if (s.table.rows.empty()) continue;
+    FitOptions fo;
+    fo.count_var = s.count_var;
     const std::string key = s.op + "." + dtype;
     profile_.measurements[key] = s.table;
     FittedCurve f;

@@ -50,6 +50,14 @@ Status Validate(const std::vector<FitSample>& samples, const FitOptions& options
                                Num(v));
       }
     }
+    if (!std::isfinite(s.count) || s.count < 0) {
+      return Status::Invalid("fit: sample " + std::to_string(i) + ": count must be finite and >= 0, got " +
+                             Num(s.count));
+    }
+    if (options.count_var.empty() && s.count != 0) {
+      return Status::Invalid("fit: sample " + std::to_string(i) + ": count " + Num(s.count) +
+                             " given, but the form has no per-count term (FitOptions::count_var is empty)");
+    }
   }
   return Status::Ok();
 }
@@ -59,7 +67,7 @@ Status Validate(const std::vector<FitSample>& samples, const FitOptions& options
 std::vector<FitSample> Canonical(const std::vector<FitSample>& samples) {
   std::vector<FitSample> sorted = samples;
   std::sort(sorted.begin(), sorted.end(), [](const FitSample& a, const FitSample& b) {
-    return std::tie(a.group, a.size, a.scale, a.ns) < std::tie(b.group, b.size, b.scale, b.ns);
+    return std::tie(a.group, a.size, a.scale, a.count, a.ns) < std::tie(b.group, b.size, b.scale, b.count, b.ns);
   });
   return sorted;
 }
@@ -118,13 +126,16 @@ void Basis(const std::vector<double>& knots, double size, std::vector<double>* b
   }
 }
 
-// Fits fixed_ns, knots and values (not the cv fields) to `samples`, which
-// are valid and in canonical order.
+// Fits fixed_ns, knots, values and per_count (not the cv fields) to
+// `samples`, which are valid and in canonical order.
 void FitCurve(const std::vector<FitSample>& samples, const FitOptions& options, FittedCurve* out) {
   FLEETSIM_CHECK(!samples.empty());
   const std::vector<double> knots = PlaceKnots(DistinctSizes(samples), options.max_knots);
+  const bool with_count = !options.count_var.empty();
   const Eigen::Index rows = static_cast<Eigen::Index>(samples.size());
-  const Eigen::Index cols = static_cast<Eigen::Index>(knots.size()) + 1;  // column 0: fixed_ns
+  // Column 0: fixed_ns; 1..knots: g at each knot; last, with a count term:
+  // per_count.
+  const Eigen::Index cols = static_cast<Eigen::Index>(knots.size()) + 1 + (with_count ? 1 : 0);
 
   // Weighted system: row i divided by ns_i, so the target is 1 and the
   // residual is the relative error.
@@ -136,6 +147,7 @@ void FitCurve(const std::vector<FitSample>& samples, const FitOptions& options, 
     a(i, 0) = w;
     Basis(knots, s.size, &basis);
     for (size_t j = 0; j < basis.size(); ++j) a(i, static_cast<Eigen::Index>(j) + 1) = s.scale * basis[j] * w;
+    if (with_count) a(i, cols - 1) = s.scale * s.count * w;
   }
   const Eigen::VectorXd b = Eigen::VectorXd::Ones(rows);
 
@@ -143,7 +155,8 @@ void FitCurve(const std::vector<FitSample>& samples, const FitOptions& options, 
   std::vector<Eigen::Index> active;
   for (Eigen::Index c = 0; c < cols; ++c) {
     norm[static_cast<size_t>(c)] = a.col(c).norm();
-    // Every column has data (knots sit on measured sizes); guard anyway.
+    // Every knot column has data (knots sit on measured sizes); the count
+    // column is empty when every count is 0, and is then left at 0.
     if (norm[static_cast<size_t>(c)] > 0) {
       a.col(c) /= norm[static_cast<size_t>(c)];
       active.push_back(c);
@@ -179,14 +192,8 @@ void FitCurve(const std::vector<FitSample>& samples, const FitOptions& options, 
   out->fixed_ns = unscale(0);
   out->values.resize(knots.size());
   for (size_t j = 0; j < knots.size(); ++j) out->values[j] = unscale(j + 1);
-}
-
-// Linear interpolation between order statistics. REQUIRES: sorted, non-empty.
-double Quantile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+  out->count_var = options.count_var;
+  out->per_count = with_count ? unscale(static_cast<size_t>(cols) - 1) : 0.0;
 }
 
 // CrossValidate on valid samples in canonical order.
@@ -228,7 +235,7 @@ void CrossValidateCanonical(const std::vector<FitSample>& samples, const FitOpti
     FittedCurve curve;
     FitCurve(train, options, &curve);
     for (size_t i = 0; i < samples.size(); ++i) {
-      if (fold[i] == f) predicted[i] = curve.Predict(samples[i].size, samples[i].scale);
+      if (fold[i] == f) predicted[i] = curve.Predict(samples[i].size, samples[i].scale, samples[i].count);
     }
   }
   out->clear();
@@ -238,6 +245,14 @@ void CrossValidateCanonical(const std::vector<FitSample>& samples, const FitOpti
 }
 
 }  // namespace
+
+double Quantile(const std::vector<double>& sorted, double q) {
+  FLEETSIM_CHECK(!sorted.empty());
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
 
 Status CrossValidate(const std::vector<FitSample>& samples, const FitOptions& options, std::vector<HeldOut>* out,
                      std::string* method) {

@@ -7,6 +7,10 @@
 // proportional to size above the last (the roofline tail). For a GEMM,
 // size = m (rows: they change the kernel's efficiency) and scale = n·k (the
 // weight: the work per row grows with it and the efficiency hardly does).
+// Optionally (FitOptions::count_var) a per-count term fitted jointly,
+// ns = fixed_ns + scale · (per_count · count + g(size)): for decode
+// attention size = KV tokens and count = sequences, so that a batch of many
+// short contexts and one long context of the same KV tokens are told apart.
 //
 // Method:
 //   - Knots: the distinct measured sizes, all of them when there are at
@@ -16,7 +20,8 @@
 //     measured data, so no knot's coefficient is unconstrained.
 //   - Least squares with Eigen: one row per sample, unknowns fixed_ns and
 //     g at each knot (the model is linear in them), every row divided by
-//     the measured ns so that the fit minimises relative error; a decode
+//     the measured ns so that the fit minimises relative error (plus
+//     per_count when the form has it); a decode
 //     GEMM of 30 µs matters as much as a prefill GEMM of 30 ms. Columns are
 //     scaled to unit norm and solved by a rank-revealing complete
 //     orthogonal decomposition: when the data cannot separate fixed_ns from
@@ -55,6 +60,9 @@ struct FitSample {
   // out together by leave-one-group-out cross-validation. Any int; only
   // equality matters.
   int group = 0;
+  // >= 0, finite: the count of the per-count term (e.g. sequences), used
+  // only when FitOptions::count_var is set; must be 0 otherwise.
+  double count = 0;
 };
 
 struct FitOptions {
@@ -70,14 +78,20 @@ struct FitOptions {
   // (with 2 groups each fold extrapolates from a single shape, which says
   // little; hence the default 3).
   int min_groups_for_group_cv = 3;
+  // Name of FitSample::count (e.g. "seqs"). Non-empty: the per-count term
+  // is fitted jointly with the rest (one more unknown, non-negative like the
+  // others). Empty: the form has none, and every count must be 0.
+  std::string count_var;
 };
 
-// Fits *out (every field is set: size_var, scale_var, fixed_ns, knots,
-// values, cv_*, samples) to `samples` as described above; size_var and
-// scale_var name the variables (documentation only, e.g. "m", "n*k").
+// Fits *out (every field is set: size_var, scale_var, count_var, fixed_ns,
+// knots, values, per_count, cv_*, samples) to `samples` as described above;
+// size_var and scale_var name the variables (documentation only, e.g. "m",
+// "n*k"), count_var is options.count_var.
 // Errors (Status::Invalid, *out untouched): no samples; a size, scale or ns
-// that is not finite and > 0 (the message names the sample index and
-// field); options out of range.
+// that is not finite and > 0, or a count that is not finite and >= 0 (or
+// not 0 without count_var) (the message names the sample index and field);
+// options out of range.
 Status FitScaled(const std::vector<FitSample>& samples, const FitOptions& options, const std::string& size_var,
                  const std::string& scale_var, FittedCurve* out);
 
@@ -96,5 +110,10 @@ struct HeldOut {
 // so. Same errors as FitScaled.
 Status CrossValidate(const std::vector<FitSample>& samples, const FitOptions& options, std::vector<HeldOut>* out,
                      std::string* method);
+
+// The q-quantile (0 <= q <= 1) of `sorted` by linear interpolation between
+// order statistics, as the cross-validation summarises its errors.
+// REQUIRES: sorted ascending, non-empty.
+double Quantile(const std::vector<double>& sorted, double q);
 
 }  // namespace fleetsim::calibrate

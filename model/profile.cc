@@ -272,7 +272,7 @@ Status ParseMeasurements(const json& j, const std::string& path, std::map<std::s
 
 Status ParseFit(const json& j, const std::string& path, FittedCurve* f) {
   FLEETSIM_RETURN_IF_ERROR(CheckKeys(j, path,
-                                     {"size", "scale", "fixed_ns", "knots", "values", "cv_method",
+                                     {"size", "scale", "count", "fixed_ns", "knots", "values", "per_count", "cv_method",
                                       "cv_median_rel_error", "cv_p90_rel_error", "samples"}));
   FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "size", true, &f->size_var));
   FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "scale", true, &f->scale_var));
@@ -292,6 +292,13 @@ Status ParseFit(const json& j, const std::string& path, FittedCurve* f) {
     if (f->values[i] < 0 || f->values[i] > 1e12)
       return Bad(Join(path, "values") + "[" + std::to_string(i) + "]", "must be in [0, 1e12] ns per unit");
   }
+  // The per-count term (fitted_curve.h): both keys or neither.
+  FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "count", false, &f->count_var));
+  if (f->count_var.empty() != !j.contains("per_count"))
+    return Bad(Join(path, f->count_var.empty() ? "per_count" : "count"),
+               "\"count\" (a non-empty name) and \"per_count\" go together");
+  FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "per_count", false, &f->per_count, 0));
+  if (f->per_count > 1e12) return Bad(Join(path, "per_count"), "must be at most 1e12 ns per count per unit");
   FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "cv_method", false, &f->cv_method));
   FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "cv_median_rel_error", false, &f->cv_median_rel_error, 0));
   FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "cv_p90_rel_error", false, &f->cv_p90_rel_error, 0));
@@ -561,6 +568,12 @@ void AddCalibrated(const Profile& p, json* top) {
                    {"cv_median_rel_error", f.cv_median_rel_error},
                    {"cv_p90_rel_error", f.cv_p90_rel_error},
                    {"samples", f.samples}};
+      // Only a form with the per-count term writes it, so that older
+      // profiles round-trip unchanged.
+      if (!f.count_var.empty()) {
+        fits[key]["count"] = f.count_var;
+        fits[key]["per_count"] = f.per_count;
+      }
     }
   }
   if (!p.attention.empty()) {

@@ -18,9 +18,19 @@ std::string FitDType(DType t) {
   return "bf16";
 }
 
+// The fit of `op` in `dtype`, or else in the other 16-bit float type: fp16
+// and bf16 GEMMs and elementwise kernels run at the same speed on the
+// tensor cores and memory system (the catalogue holds one 16-bit peak,
+// GpuSpec::PeakTflops), and a profile may hold only one (Vidur's is fp16).
 const FittedCurve* FindFit(const Profile& p, const std::string& op, const std::string& dtype) {
-  auto it = p.fits.find(op + "." + dtype);
-  return it == p.fits.end() || it->second.empty() ? nullptr : &it->second;
+  auto find = [&](const std::string& dt) -> const FittedCurve* {
+    auto it = p.fits.find(op + "." + dt);
+    return it == p.fits.end() || it->second.empty() ? nullptr : &it->second;
+  };
+  if (const FittedCurve* f = find(dtype)) return f;
+  if (dtype == "bf16") return find("fp16");
+  if (dtype == "fp16") return find("bf16");
+  return nullptr;
 }
 
 }  // namespace
@@ -175,7 +185,8 @@ int64_t ProfilePerfModel::IterationNs(const BatchShape& shape) const {
     total += layers_ * prefill_fit_.Predict(static_cast<double>(shape.prefill_attn_pairs), prefill_scale_) -
              b.attention_prefill_ns;
   if (decode_ != Source::kRoofline && shape.decode_tokens > 0)
-    total += layers_ * decode_fit_.Predict(static_cast<double>(shape.decode_kv_tokens), decode_scale_) -
+    total += layers_ * decode_fit_.Predict(static_cast<double>(shape.decode_kv_tokens), decode_scale_,
+                                           static_cast<double>(shape.decode_seqs)) -
              b.attention_decode_ns;
   if (all_reduce_ != Source::kRoofline) {
     const double bytes = tokens * all_reduce_bytes_per_token_;

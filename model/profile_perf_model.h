@@ -6,8 +6,11 @@
 //                        only for the model and tp the profile measured;
 //   2. "fitted:<name>"   the profile's fitted curves (fits.*), evaluated at
 //                        this model's shapes: GEMMs by (m, n·k), elementwise
-//                        ops by (tokens, width), attention by (query-key
-//                        pairs | KV tokens, heads·head_dim); the TP
+//                        ops by (tokens, width), prefill attention by
+//                        (query-key pairs, heads·head_dim), decode
+//                        attention by (KV tokens, kv_heads·head_dim,
+//                        sequences); a 16-bit dtype the profile lacks
+//                        from the other 16-bit one (same peak); the TP
 //                        all-reduce from the measured peer links
 //                        (alpha-beta ring, model/collectives.h) when the
 //                        profile measured at least tp devices. Attention

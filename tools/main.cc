@@ -7,7 +7,8 @@
 //   fleetsim calibrate --backend cpu|cuda --model NAME [--tp 1,2,4] --out PROFILE.json [--report DIR]
 //                      [--grid quick|full] [--reps N] [--warmup N] [--no-flush] [--no-links] [--device NAME]
 //   fleetsim calibrate gemm --backend cpu|cuda --shapes MxNxK[,...] [--dtype bf16] [--reps N] [--json FILE]
-//   fleetsim calibrate import-vidur --compute FILE --network FILE[,FILE] --out PROFILE.json [--model NAME]
+//   fleetsim calibrate import-vidur --compute FILE [--attention FILE] --network FILE[,FILE] --out PROFILE.json
+//                                   [--model NAME] [--device NAME]
 //
 // Exit codes: 0 success; 2 bad input (scenario, trace, names, impossible
 // configuration) with a one-line message naming the file and JSON path or
@@ -510,12 +511,24 @@ int CmdList(const Catalog& catalog, const Policies& policies) {
   return 0;
 }
 
-// Converts Vidur's published CSVs into a fleetsim profile JSON.
-int CmdImportVidur(const std::string& compute, const std::vector<std::string>& network, const std::string& out,
-                   const std::string& model, const Catalog& catalog) {
+// Converts Vidur's published CSVs into a fleetsim profile JSON. The device
+// is named (--device) or told by the compute file's Vidur device tag.
+int CmdImportVidur(const std::string& compute, const std::string& attention, const std::vector<std::string>& network,
+                   const std::string& out, const std::string& model, const std::string& device,
+                   const Catalog& catalog) {
   ImportOptions options;
   options.model = model;
   options.catalog = &catalog;
+  options.attention_csv = attention;
+  if (!device.empty()) {
+    if (catalog.FindGpu(device) == nullptr)
+      return Fail(
+          Status::Invalid("--device: unknown GPU \"" + device + "\" (known: " + JoinNames(catalog.GpuNames()) + ")"));
+    options.device = device;
+  } else {
+    const Status s = VidurDeviceFromPath(compute, catalog, &options.device);
+    if (!s.ok()) return Fail(s.WithPrefix("--compute "));
+  }
   Profile profile;
   Status s = ImportVidur(compute, network, options, &profile);
   if (!s.ok()) return Fail(s);
@@ -791,16 +804,23 @@ int main(int argc, char** argv) {
       ->transform(IntegerIn(0, kMaxCudaDevice))
       ->capture_default_str();
   gemm->add_option("--json", g_json, "also write the results as JSON here");
-  std::string vidur_compute, vidur_out, vidur_model;
+  std::string vidur_compute, vidur_attention, vidur_out, vidur_model, vidur_device;
   std::vector<std::string> vidur_network;
   CLI::App* import_vidur =
-      calibrate->add_subcommand("import-vidur", "convert Vidur's profiling CSVs (microsoft/vidur) into a profile");
+      calibrate->add_subcommand("import-vidur",
+                                "convert Vidur's profiling CSVs (microsoft/vidur) into a profile: per-layer and fitted "
+                                "curves");
   import_vidur->add_option("--compute", vidur_compute, "Vidur compute CSV (the *_mlp.csv)")->required();
+  import_vidur->add_option("--attention", vidur_attention,
+                           "Vidur attention CSV of the same model and GPU (default: none, attention stays roofline)");
   import_vidur->add_option("--network", vidur_network, "Vidur network CSVs (all_reduce, send_recv)")
       ->delimiter(',');
   import_vidur->add_option("--out", vidur_out, "profile JSON to write")->required();
   import_vidur->add_option("--model", vidur_model,
                            "model zoo name the compute CSV was measured for (default: inferred from its dimensions)");
+  import_vidur->add_option("--device", vidur_device,
+                           "hardware catalogue name of the GPU measured (default: from the compute file's Vidur "
+                           "device tag, h100 -> H100-SXM, a100 -> A100-80G; refused when it has none)");
 
   try {
     app.parse(argc, argv);
@@ -824,7 +844,8 @@ int main(int argc, char** argv) {
   if (*run) return CmdRun(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
   if (*validate) return CmdValidate(vscenario, voverrides, catalog, policies);
   if (*list) return CmdList(catalog, policies);
-  if (*import_vidur) return CmdImportVidur(vidur_compute, vidur_network, vidur_out, vidur_model, catalog);
+  if (*import_vidur)
+    return CmdImportVidur(vidur_compute, vidur_attention, vidur_network, vidur_out, vidur_model, vidur_device, catalog);
   if (*gemm) return CmdCalibrateGemm(g_backend, g_device, g_shapes, g_dtype, g_timing, g_json);
   if (*calibrate) {
     if (cal.model.empty() || cal_out.empty())

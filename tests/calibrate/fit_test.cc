@@ -183,6 +183,71 @@ TEST(FitScaled, RejectsBadInput) {
   EXPECT_EQ(FitScaled({good}, bad_options, "m", "n*k", &fit).message(), "fit: size_folds must be >= 2, got 1");
 }
 
+TEST(FitScaled, RejectsCountsTheFormDoesNotHave) {
+  const FitSample good{4, 100, 50, 0};
+  FittedCurve fit;
+  EXPECT_EQ(FitScaled({good, FitSample{4, 100, 50, 0, 3}}, FitOptions(), "m", "n*k", &fit).message(),
+            "fit: sample 1: count 3 given, but the form has no per-count term (FitOptions::count_var is empty)");
+  FitOptions with_count;
+  with_count.count_var = "seqs";
+  EXPECT_EQ(FitScaled({good, FitSample{4, 100, 50, 0, -1}}, with_count, "m", "n*k", &fit).message(),
+            "fit: sample 1: count must be finite and >= 0, got -1");
+  EXPECT_EQ(FitScaled({good, FitSample{4, 100, 50, 0, NAN}}, with_count, "m", "n*k", &fit).message(),
+            "fit: sample 1: count must be finite and >= 0, got nan");
+}
+
+// Decode attention: KV tokens read (size) plus work per sequence (count).
+// Truth, per unit of kv_heads·head_dim: 0.0012 ns per KV token and 0.1 ns
+// per sequence (about 100 ns per sequence at 8 KV heads of 128), plus a
+// fixed 4 µs. Batches of many short contexts and one long context with the
+// same KV tokens then differ by several times, which a fit over KV tokens
+// alone cannot see.
+std::vector<FitSample> DecodeGrid(bool with_counts) {
+  std::vector<FitSample> out;
+  const double scales[] = {8.0 * 128, 4.0 * 128};
+  for (int g = 0; g < 2; ++g) {
+    for (double seqs : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+      for (double ctx : {16, 64, 256, 1024, 4096}) {
+        const double kv = seqs * ctx;
+        const double ns = 4000 + scales[g] * (0.1 * seqs + 0.0012 * kv);
+        out.push_back(FitSample{kv, scales[g], ns, g, with_counts ? seqs : 0});
+      }
+    }
+  }
+  return out;
+}
+
+TEST(FitScaled, PerCountTermTellsBatchSizeFromContext) {
+  FitOptions with_count;
+  with_count.count_var = "seqs";
+  FittedCurve joint, product_only;
+  ASSERT_TRUE(FitScaled(DecodeGrid(true), with_count, "kv_tokens", "kv_heads*head_dim", &joint).ok());
+  ASSERT_TRUE(FitScaled(DecodeGrid(false), FitOptions(), "kv_tokens", "kv_heads*head_dim", &product_only).ok());
+  EXPECT_EQ(joint.count_var, "seqs");
+  EXPECT_EQ(product_only.count_var, "");
+  EXPECT_EQ(product_only.per_count, 0);
+  // The truth is linear in KV tokens, so the joint form recovers it.
+  EXPECT_LT(RelErr(joint.per_count, 0.1), 1e-6);
+  EXPECT_LT(RelErr(joint.fixed_ns, 4000), 1e-6);
+  for (const FitSample& s : DecodeGrid(true)) EXPECT_LT(RelErr(joint.Predict(s.size, s.scale, s.count), s.ns), 1e-6);
+  EXPECT_LT(joint.cv_p90_rel_error, 1e-6);
+
+  // 256 sequences of 16 tokens and 1 of 4096: 4096 KV tokens each.
+  const double scale = 8.0 * 128;
+  const double many = 4000 + scale * (0.1 * 256 + 0.0012 * 4096);  // 35,3xx ns
+  const double one = 4000 + scale * (0.1 * 1 + 0.0012 * 4096);     //  9,1xx ns
+  EXPECT_LT(RelErr(joint.Predict(4096, scale, 256), many), 1e-6);
+  EXPECT_LT(RelErr(joint.Predict(4096, scale, 1), one), 1e-6);
+  // The product-only form answers the same for both, so whatever it fitted
+  // it is off by at least (many - one) / (many + one), 59%, on one of them;
+  // here it misses the many short contexts by over half and the one long
+  // context by over 10%.
+  EXPECT_EQ(product_only.Predict(4096, scale), product_only.Predict(4096, scale, 256));
+  EXPECT_GT(RelErr(product_only.Predict(4096, scale), many), 0.5);
+  EXPECT_GT(RelErr(product_only.Predict(4096, scale), one), 0.1);
+  EXPECT_GT(product_only.cv_p90_rel_error, 0.3);
+}
+
 // Synthetic data with deterministic multiplicative noise of up to ±8%.
 std::vector<FitSample> Noisy(int groups) {
   const FittedCurve truth = Truth();

@@ -93,8 +93,9 @@ TEST(ProfilePerfModel, TensorParallelAllReduceComesFromTheProfile) {
   EXPECT_EQ(pm->IterationNs(b), std::llround(expected));
 }
 
-TEST(ProfilePerfModel, ProfileOfAnotherModelIsRefusedNamingBoth) {
+TEST(ProfilePerfModel, ProfileOfAnotherModelWithoutFitsIsRefusedNamingBoth) {
   Fixture f;
+  f.profile.fits.clear();  // per-model curves only
   std::unique_ptr<ProfilePerfModel> pm;
   const Status s = ProfilePerfModel::Create(f.profile, kName, *f.catalog.FindModel("Llama-3.1-8B"),
                                             *f.catalog.FindGpu("H100-SXM"), ShardPlan{},
@@ -136,6 +137,8 @@ Profile FittedProfile(bool attention_measured) {
   p.fits["embedding.bf16"] = fit(2500, {1, 1024}, {0.001, 0.3});
   p.fits["attention_prefill.bf16"] = fit(5000, {1000, 1e6}, {0.01, 0.02});
   p.fits["attention_decode.bf16"] = fit(4000, {100, 1e5}, {0.05, 0.3});
+  p.fits["attention_decode.bf16"].count_var = "seqs";
+  p.fits["attention_decode.bf16"].per_count = 0.2;
   for (const char* kind : {"attention_prefill", "attention_decode"}) {
     AttentionDecision a;
     a.achieved_fraction = attention_measured ? 0.8 : 0.1;
@@ -170,20 +173,35 @@ TEST(ProfilePerfModel, FittedCurvesTimeAnotherModelsShapes) {
   b.decode_tokens = 10;
   b.decode_kv_tokens = 5000;
   b.sampled_seqs = 11;
-  const RooflinePerfModel::Breakdown r = RooflinePerfModel(m, g, ShardPlan{}, e).Explain(b);
-  const double T = 110;
   // Llama-3.1-8B at tp 1: qkv 4096x6144, o 4096x4096, gate_up 4096x28672,
   // down 14336x4096; 32 heads, 8 KV heads of 128.
   const double nk = 4096.0 * 6144 + 4096.0 * 4096 + 4096.0 * 28672 + 14336.0 * 4096;
   const FittedCurve& gf = p.fits.at("gemm.bf16");
-  const double gemm = 4 * gf.fixed_ns + nk * gf.PerUnit(T);
-  auto at = [&](const char* op, double size, double scale) { return p.fits.at(op).Predict(size, scale); };
-  const double layer_elem = 2 * at("rms_norm.bf16", T, 4096) + 2 * at("residual_add.bf16", T, 4096) +
-                            at("rope.bf16", T, 40 * 128) + at("silu_mul.bf16", T, 14336);
-  const double expected = m.layers * (gemm + layer_elem) + at("embedding.bf16", T, 4096) +
-                          m.layers * at("attention_prefill.bf16", 5050, 32 * 128) +
-                          m.layers * at("attention_decode.bf16", 5000, 8 * 128) + r.lm_head_ns + r.cpu_overhead_ns;
-  EXPECT_EQ(pm->IterationNs(b), std::llround(expected));
+  auto at = [&](const char* op, double size, double scale, double count = 0) {
+    return p.fits.at(op).Predict(size, scale, count);
+  };
+  // The iteration as the fitted source composes it.
+  auto expected = [&](const BatchShape& shape) {
+    const RooflinePerfModel::Breakdown r = RooflinePerfModel(m, g, ShardPlan{}, e).Explain(shape);
+    const double T = static_cast<double>(shape.tokens());
+    const double gemm = 4 * gf.fixed_ns + nk * gf.PerUnit(T);
+    const double layer_elem = 2 * at("rms_norm.bf16", T, 4096) + 2 * at("residual_add.bf16", T, 4096) +
+                              at("rope.bf16", T, 40 * 128) + at("silu_mul.bf16", T, 14336);
+    return std::llround(m.layers * (gemm + layer_elem) + at("embedding.bf16", T, 4096) +
+                        m.layers * at("attention_prefill.bf16", 5050, 32 * 128) +
+                        m.layers * at("attention_decode.bf16", 5000, 8 * 128, shape.decode_seqs) + r.lm_head_ns +
+                        r.cpu_overhead_ns);
+  };
+  EXPECT_EQ(pm->IterationNs(b), expected(b));
+  // Decode keeps sequences apart from KV tokens: 10 more sequences over the
+  // same KV cost 10 x 0.2 ns per unit of kv_heads·head_dim more per layer.
+  BatchShape more = b;
+  more.decode_seqs = 20;
+  more.decode_tokens = 20;
+  more.sampled_seqs = 21;
+  EXPECT_EQ(pm->IterationNs(more), expected(more));
+  EXPECT_NEAR(at("attention_decode.bf16", 5000, 8 * 128, 20) - at("attention_decode.bf16", 5000, 8 * 128, 10),
+              10 * 0.2 * 8 * 128, 1e-6);
 }
 
 TEST(ProfilePerfModel, RejectedAttentionIsRooflineAtThePublishedEfficiency) {

@@ -159,6 +159,11 @@ Profile Calibrated() {
   f.cv_p90_rel_error = 0.08;
   f.samples = 52;
   p.fits["gemm.bf16"] = f;
+  f.size_var = "kv_tokens";
+  f.scale_var = "kv_heads*head_dim";
+  f.count_var = "seqs";
+  f.per_count = 0.05;
+  p.fits["attention_decode.bf16"] = f;
   AttentionDecision a;
   a.achieved_fraction = 0.12;
   a.threshold = 0.5;
@@ -204,6 +209,19 @@ TEST(Profile, CalibratedSectionsAreCheckedWithTheirPaths) {
             "p.json: measurements.g.rows[0]: expected 3 numbers, one per field");
   EXPECT_EQ(load(R"("fits": {"gemm.bf16": {"size": "m", "scale": "n*k", "fixed_ns": 1, "knots": [2, 1], "values": [1, 1]}})"),
             "p.json: fits.gemm.bf16.knots[1]: knots must be in [1, 1e15] and increase");
+  // The per-count term: both keys or neither.
+  EXPECT_EQ(
+      load(
+          R"("fits": {"d": {"size": "kv", "scale": "w", "fixed_ns": 1, "knots": [1], "values": [1], "per_count": 2}})"),
+      "p.json: fits.d.per_count: \"count\" (a non-empty name) and \"per_count\" go together");
+  EXPECT_EQ(
+      load(
+          R"("fits": {"d": {"size": "kv", "scale": "w", "fixed_ns": 1, "knots": [1], "values": [1], "count": "seqs"}})"),
+      "p.json: fits.d.count: \"count\" (a non-empty name) and \"per_count\" go together");
+  EXPECT_EQ(
+      load(
+          R"("fits": {"d": {"size": "kv", "scale": "w", "fixed_ns": 1, "knots": [1], "values": [1], "count": "seqs", "per_count": -1}})"),
+      "p.json: fits.d.per_count: must be at least 0.0");
   EXPECT_EQ(load(R"("attention": {"attention_prefill": {"achieved_fraction": 0.1, "threshold": 0.5, "use_measured": false}})"),
             "p.json: attention.attention_prefill.published_efficiency: required in (0, 1] when the measured kernel is "
             "not used");

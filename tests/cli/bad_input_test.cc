@@ -817,6 +817,57 @@ TEST(CliCalibrate, BadArgumentsExitTwoWithOneLine) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.json"));
 }
 
+// import-vidur: the GPU is named or told by Vidur's device tag in the path;
+// never assumed.
+TEST(CliImportVidur, DeviceIsNamedOrToldByTheVidurTag) {
+  ScratchDir dir;
+  const std::string data = std::string(FLEETSIM_SOURCE_DIR) + "/tests/calibrate/data/";
+  std::ifstream in(data + "compute_h100_meta-llama_Llama-2-7b-hf_mlp.csv", std::ios::binary);
+  const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string untagged = dir.Write("mlp.csv", csv);
+  const std::string out = dir.File("p.json");
+  auto device_of = [&](const std::string& args) {
+    const CommandResult r = RunFleetsim("calibrate import-vidur " + args + " --out " + ShellQuote(out));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream f(out);
+    return json::parse(f).at("device").get<std::string>();
+  };
+  EXPECT_EQ(device_of("--compute " + ShellQuote(data + "compute_h100_meta-llama_Llama-2-7b-hf_mlp.csv")), "H100-SXM");
+  std::filesystem::create_directories(dir.path() / "a100");
+  const std::string a100 = dir.Write("a100/mlp.csv", csv);
+  EXPECT_EQ(device_of("--compute " + ShellQuote(a100)), "A100-80G");
+  EXPECT_EQ(device_of("--compute " + ShellQuote(untagged) + " --device H200"), "H200");
+
+  std::filesystem::create_directories(dir.path() / "a40");
+  const std::string a40 = dir.Write("a40/mlp.csv", csv);
+  std::string no_gated = csv;
+  no_gated.replace(no_gated.find("use_gated_mlp"), 13, "gated");
+  const std::string bad_columns = dir.Write("compute_h100_x_mlp.csv", no_gated);
+  const std::string attention = dir.Write("attention.csv", "n_embd,n_q_head\n4096,32\n");
+  const std::string h100 = ShellQuote(data + "compute_h100_meta-llama_Llama-2-7b-hf_mlp.csv");
+  const std::pair<std::string, std::string> cases[] = {
+      {"--compute " + ShellQuote(untagged) + " --device H100",
+       "--device: unknown GPU \"H100\" (known: A100-40G, A100-80G, "},
+      {"--compute " + ShellQuote(untagged),
+       "--compute " + untagged +
+           ": no Vidur device tag (h100, a100, a40) in the file's path to tell the GPU from; "
+           "pass the GPU with --device NAME (known: A100-40G"},
+      {"--compute " + ShellQuote(a40),
+       "--compute " + a40 + ": Vidur's \"a40\" profiles were measured on an A40, which the hardware catalogue lacks"},
+      {"--compute " + ShellQuote(bad_columns), bad_columns + ":1: missing column \"use_gated_mlp\""},
+      {"--compute " + h100 + " --attention " + ShellQuote(attention), attention + ":1: missing column \"n_kv_head\""},
+  };
+  std::filesystem::remove(out);
+  for (const auto& [args, expect] : cases) {
+    SCOPED_TRACE(args);
+    const CommandResult r = RunFleetsim("calibrate import-vidur " + args + " --out " + ShellQuote(out));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;
+    EXPECT_NE(r.output.find(expect), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+}
+
 // Outputs are checked before the first kernel runs: a calibration takes
 // minutes, and must not end in "cannot write". The grid asked for here (an
 // 8B model, full grid, 1000 runs per shape) would take far longer than the
