@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/file.h"
 #include "base/json_parse.h"
 #include "model/embedded_data.h"
 
@@ -360,22 +361,144 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
   return Status::Ok();
 }
 
-Status Catalog::AddEngineJson(std::string_view json_text, const std::string& origin) {
+namespace {
+
+// The largest value of any engine term: 1 s, whether per step, per token or
+// per request; far beyond any engine, and small enough that no product with
+// the other bounds overflows int64 nanoseconds.
+constexpr double kMaxEngineTermUs = 1e6;
+constexpr int64_t kMaxGraphSize = 1 << 20;
+
+// A string key naming one of `choices` (listed in the order the error
+// message gives them).
+template <typename T>
+Status ReadChoice(const ObjectReader& r, std::string_view key,
+                  std::initializer_list<std::pair<std::string_view, T>> choices, T* out) {
+  std::string value;
+  FLEETSIM_RETURN_IF_ERROR(r.String(key, &value));
+  std::string known;
+  for (const auto& [name, v] : choices) {
+    if (name == value) {
+      *out = v;
+      return Status::Ok();
+    }
+    known += (known.empty() ? "" : ", ") + std::string(name);
+  }
+  return r.Error(key, "unknown \"" + value + "\" (known: " + known + ")");
+}
+
+Status ReadTermEntry(const ObjectReader& r, EngineTermEntry* e) {
+  FLEETSIM_RETURN_IF_ERROR(
+      r.CheckKeys({"value", "gpu", "model", "tp", "source", "date", "engine_version", "estimate"}));
+  FLEETSIM_RETURN_IF_ERROR(r.Number("value", Bound::kNonNegative, &e->value));
+  if (e->value > kMaxEngineTermUs)
+    return r.Error("value", "expected at most " + std::to_string(static_cast<int64_t>(kMaxEngineTermUs)) + " us");
+  if (r.Has("gpu")) FLEETSIM_RETURN_IF_ERROR(r.String("gpu", &e->gpu));
+  if (r.Has("model")) FLEETSIM_RETURN_IF_ERROR(r.String("model", &e->model));
+  if (r.Has("tp")) {
+    int64_t tp = 0;
+    FLEETSIM_RETURN_IF_ERROR(r.Int64("tp", Bound::kPositive, 1024, &tp));
+    e->tp = static_cast<int>(tp);
+  }
+  FLEETSIM_RETURN_IF_ERROR(r.String("source", &e->source));
+  FLEETSIM_RETURN_IF_ERROR(r.String("date", &e->date));
+  if (r.Has("estimate")) FLEETSIM_RETURN_IF_ERROR(r.Bool("estimate", &e->estimate));
+  if (r.Has("engine_version")) {
+    FLEETSIM_RETURN_IF_ERROR(r.String("engine_version", &e->engine_version));
+  } else if (!e->estimate && !e->gpu.empty()) {
+    return r.Error("engine_version", "missing: a measured value names the engine version it was measured on");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseEngineProfile(std::string_view json_text, const std::string& origin, EngineProfile* out) {
   json doc;
   FLEETSIM_RETURN_IF_ERROR(ParseDocument(json_text, origin, &doc));
   ObjectReader r(doc, origin, "");
   FLEETSIM_RETURN_IF_ERROR(
-      r.CheckKeys({"name", "cpu_overhead_fixed_us", "cpu_overhead_per_seq_us", "source"}));
-  EngineSpec e;
+      r.CheckKeys({"format", "version", "name", "engine", "description", "cuda_graphs", "all_reduce", "terms"}));
+  std::string format;
+  FLEETSIM_RETURN_IF_ERROR(r.String("format", &format));
+  if (format != "fleetsim-engine-profile")
+    return r.Error("format", "expected \"fleetsim-engine-profile\", got \"" + format + "\"");
+  int64_t version = 0;
+  FLEETSIM_RETURN_IF_ERROR(r.Int64("version", Bound::kPositive, 1000, &version));
+  if (version != 1) return r.Error("version", "this fleetsim reads version 1, got " + std::to_string(version));
+  EngineProfile e;
+  e.origin = origin;
   FLEETSIM_RETURN_IF_ERROR(r.String("name", &e.name));
-  FLEETSIM_RETURN_IF_ERROR(
-      r.Number("cpu_overhead_fixed_us", Bound::kNonNegative, &e.cpu_overhead_fixed_us));
-  FLEETSIM_RETURN_IF_ERROR(
-      r.Number("cpu_overhead_per_seq_us", Bound::kNonNegative, &e.cpu_overhead_per_seq_us));
-  FLEETSIM_RETURN_IF_ERROR(r.String("source", &e.source));
-  if (engines_.count(e.name) != 0) {
-    return r.Error("name", "duplicate engine \"" + e.name + "\" (already in the catalogue)");
+  FLEETSIM_RETURN_IF_ERROR(r.String("engine", &e.engine));
+  FLEETSIM_RETURN_IF_ERROR(r.String("description", &e.description));
+
+  ObjectReader graphs;
+  FLEETSIM_RETURN_IF_ERROR(r.Object("cuda_graphs", &graphs));
+  FLEETSIM_RETURN_IF_ERROR(graphs.CheckKeys({"mode", "sizes", "source"}));
+  FLEETSIM_RETURN_IF_ERROR(ReadChoice(graphs, "mode",
+                                      {{"all_steps", CudaGraphMode::kAllSteps},
+                                       {"decode_only", CudaGraphMode::kDecodeOnly},
+                                       {"none", CudaGraphMode::kNone}},
+                                      &e.cuda_graphs));
+  FLEETSIM_RETURN_IF_ERROR(graphs.String("source", &e.cuda_graphs_source));
+  if (e.cuda_graphs != CudaGraphMode::kNone || graphs.Has("sizes")) {
+    const json* sizes = graphs.object().contains("sizes") ? &graphs.object()["sizes"] : nullptr;
+    if (!sizes || !sizes->is_array() || sizes->empty())
+      return graphs.Error("sizes", "expected a non-empty array of captured sizes");
+    for (size_t i = 0; i < sizes->size(); ++i) {
+      const json& v = (*sizes)[i];
+      const std::string where = "sizes[" + std::to_string(i) + "]";
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxGraphSize)
+        return graphs.Error(where, "expected a positive integer at most " + std::to_string(kMaxGraphSize));
+      const int size = static_cast<int>(v.get<int64_t>());
+      if (!e.cuda_graph_sizes.empty() && size <= e.cuda_graph_sizes.back())
+        return graphs.Error(where, "sizes must increase");
+      e.cuda_graph_sizes.push_back(size);
+    }
   }
+
+  ObjectReader ar;
+  FLEETSIM_RETURN_IF_ERROR(r.Object("all_reduce", &ar));
+  FLEETSIM_RETURN_IF_ERROR(ar.CheckKeys({"algorithm", "source"}));
+  FLEETSIM_RETURN_IF_ERROR(ReadChoice(
+      ar, "algorithm",
+      {{"nccl_ring", AllReduceAlgorithm::kNcclRing}, {"vllm_custom", AllReduceAlgorithm::kVllmCustom}},
+      &e.all_reduce));
+  FLEETSIM_RETURN_IF_ERROR(ar.String("source", &e.all_reduce_source));
+
+  ObjectReader terms;
+  FLEETSIM_RETURN_IF_ERROR(r.Object("terms", &terms));
+  FLEETSIM_RETURN_IF_ERROR(terms.CheckKeys(
+      {"step_cpu_us", "seq_cpu_us", "prefill_token_cpu_us", "decode_token_cpu_us", "eager_launch_us",
+       "custom_all_reduce_latency_us", "server_request_us", "server_prompt_token_us", "server_output_token_us"}));
+  for (const char* term : kEngineTerms) {
+    if (!terms.Has(term)) return terms.Error(term, "missing required key (a list of values with their sources)");
+    const json& list = terms.object()[term];
+    if (!list.is_array() || list.empty()) return terms.Error(term, "expected a non-empty array of entries");
+    std::vector<EngineTermEntry>& entries = e.terms[term];
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string where = terms.Path(term) + "[" + std::to_string(i) + "]";
+      if (!list[i].is_object()) return Status::Invalid(origin + ": " + where + ": expected an object");
+      EngineTermEntry entry;
+      FLEETSIM_RETURN_IF_ERROR(ReadTermEntry(ObjectReader(list[i], origin, where + "."), &entry));
+      entries.push_back(std::move(entry));
+    }
+  }
+  *out = std::move(e);
+  return Status::Ok();
+}
+
+Status LoadEngineProfileFile(const std::string& path, EngineProfile* out) {
+  std::string text;
+  FLEETSIM_RETURN_IF_ERROR(ReadWholeFile(path, "engine profile", &text));
+  return ParseEngineProfile(text, path, out);
+}
+
+Status Catalog::AddEngineJson(std::string_view json_text, const std::string& origin) {
+  EngineProfile e;
+  FLEETSIM_RETURN_IF_ERROR(ParseEngineProfile(json_text, origin, &e));
+  if (engines_.count(e.name) != 0)
+    return Status::Invalid(origin + ": name: duplicate engine \"" + e.name + "\" (already in the catalogue)");
   std::string name = e.name;
   engines_.emplace(std::move(name), std::move(e));
   return Status::Ok();
@@ -406,7 +529,7 @@ const GpuSpec* Catalog::FindGpu(std::string_view name) const {
   return it == gpus_.end() ? nullptr : &it->second;
 }
 
-const EngineSpec* Catalog::FindEngine(std::string_view name) const {
+const EngineProfile* Catalog::FindEngine(std::string_view name) const {
   auto it = engines_.find(name);
   return it == engines_.end() ? nullptr : &it->second;
 }

@@ -29,7 +29,7 @@ class Catalog {
 
   const ModelSpec* FindModel(std::string_view name) const;
   const GpuSpec* FindGpu(std::string_view name) const;
-  const EngineSpec* FindEngine(std::string_view name) const;
+  const EngineProfile* FindEngine(std::string_view name) const;
 
   // Sorted names, for "unknown X (known: ...)" messages and `fleetsim list`.
   std::vector<std::string> ModelNames() const;
@@ -39,8 +39,13 @@ class Catalog {
  private:
   std::map<std::string, ModelSpec, std::less<>> models_;
   std::map<std::string, GpuSpec, std::less<>> gpus_;
-  std::map<std::string, EngineSpec, std::less<>> engines_;
+  std::map<std::string, EngineProfile, std::less<>> engines_;
 };
+
+// An engine profile (model/engine_spec.h) from JSON text or a user's file;
+// errors name the origin and the JSON path.
+Status ParseEngineProfile(std::string_view json_text, const std::string& origin, EngineProfile* out);
+Status LoadEngineProfileFile(const std::string& path, EngineProfile* out);
 
 // "A, B, C": for error messages listing valid names.
 std::string JoinNames(const std::vector<std::string>& names);

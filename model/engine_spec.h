@@ -1,17 +1,122 @@
-// EngineSpec: per-engine constants that are not scheduling policy, as data
-// (model/engines/). The CPU overhead per iteration (scheduling, input
-// preparation, sampling, detokenising) dominates small models.
+// Engine profiles: what a serving engine adds to the kernels, as data
+// (model/engines/*.json, or a user's file named by fleet.pools[].engine).
+//
+// An EngineProfile holds the engine's own terms, each a list of values with
+// provenance (source, date, engine version) and the GPU, model and tp they
+// were measured for. ResolveEngine picks one value per term for a pool, in
+// a documented fallback order, and returns an EngineSpec: the terms the
+// performance model and the replica apply, and where each came from.
+//
+// Fallback order, per term (model/README.md, "engines/*.json"):
+//   1. exact     an entry naming this GPU whose model and tp, where named,
+//                are the pool's (the most specific such entry wins);
+//   2. same_gpu  an entry measured on this GPU for another model or tp (the
+//                nearest tp, then the same model, wins);
+//   3. estimate  an entry that names no GPU: a generic figure.
+// An entry marked "estimate": true is an estimate whatever it names. A term
+// with no entry that applies is an error naming the term and the GPU.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
+#include <map>
 #include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
 
 namespace fleetsim {
 
-struct EngineSpec {
-  std::string name;                     // "vllm"
-  double cpu_overhead_fixed_us = 0;     // per iteration
-  double cpu_overhead_per_seq_us = 0;   // per sequence in the batch
-  std::string source;
+// The numeric terms of an engine profile, in the order files list them.
+inline constexpr const char* kEngineTerms[] = {
+    "step_cpu_us",                   // CPU time per step: scheduling, input preparation, sampling
+    "seq_cpu_us",                    // per sequence in the step (block tables, sampling, output processing)
+    "prefill_token_cpu_us",          // per prefill token in the step (input preparation)
+    "decode_token_cpu_us",           // per decode token in the step
+    "eager_launch_us",               // CPU time to launch one kernel outside a CUDA graph
+    "custom_all_reduce_latency_us",  // one synchronisation step of the engine's own all-reduce
+    "server_request_us",             // API server: request parsing before the engine sees it
+    "server_prompt_token_us",        // API server: tokenisation, per prompt token
+    "server_output_token_us",        // API server: detokenisation and streaming of each token
 };
+
+struct EngineTermEntry {
+  double value = 0;
+  std::string gpu;    // empty: any GPU (a generic figure)
+  std::string model;  // empty: any model
+  int tp = 0;         // 0: any tp
+  std::string source;
+  std::string date;
+  std::string engine_version;  // may be empty for estimates
+  bool estimate = false;
+};
+
+// Which decode steps run as captured CUDA graphs.
+enum class CudaGraphMode {
+  kNone,        // every step launches its kernels one by one
+  kDecodeOnly,  // steps with only decode tokens, up to the largest captured batch (SGLang)
+  kAllSteps,    // any step up to the largest captured token count (vLLM V1 piecewise graphs)
+};
+
+// The all-reduce a tensor-parallel engine runs (model/collectives.h).
+enum class AllReduceAlgorithm {
+  kNcclRing,    // NCCL's ring for every size
+  kVllmCustom,  // vLLM's custom all-reduce (one-shot / two-shot) where it applies, else NCCL's ring
+};
+
+struct EngineProfile {
+  std::string name;            // "vllm"
+  std::string engine;          // "vllm", "sglang": whose scheduler defaults it matches
+  std::string origin;          // file it was read from
+  std::string description;
+  std::map<std::string, std::vector<EngineTermEntry>, std::less<>> terms;  // every kEngineTerms key
+  CudaGraphMode cuda_graphs = CudaGraphMode::kNone;
+  std::vector<int> cuda_graph_sizes;  // captured sizes, increasing (empty when kNone)
+  std::string cuda_graphs_source;
+  AllReduceAlgorithm all_reduce = AllReduceAlgorithm::kNcclRing;
+  std::string all_reduce_source;
+};
+
+// An engine's terms resolved for one pool (GPU, model, tp).
+struct EngineSpec {
+  std::string name;
+  double cpu_overhead_fixed_us = 0;    // step_cpu_us
+  double cpu_overhead_per_seq_us = 0;  // seq_cpu_us
+  double cpu_per_prefill_token_us = 0;
+  double cpu_per_decode_token_us = 0;
+  double eager_launch_us = 0;
+  CudaGraphMode cuda_graphs = CudaGraphMode::kNone;
+  std::vector<int> cuda_graph_sizes;
+  AllReduceAlgorithm all_reduce = AllReduceAlgorithm::kNcclRing;
+  double custom_all_reduce_latency_us = 0;
+  double server_request_us = 0;
+  double server_prompt_token_us = 0;
+  double server_output_token_us = 0;
+
+  // Where each term came from.
+  struct TermSource {
+    std::string term;
+    std::string level;  // "exact", "same_gpu", "estimate"; "unused" for a term the pool never
+                        // applies (the custom all-reduce at tp 1 or under nccl_ring)
+    std::string source;
+  };
+  std::vector<TermSource> sources;
+
+  // The captured size a step of `tokens` tokens (`decode_only`: every
+  // token a decode) is padded to, or 0 when it runs outside a graph.
+  int GraphSize(int64_t tokens, bool decode_only) const;
+  // "exact" when every term is, else the weakest level of any term; of
+  // `terms` only, when given.
+  std::string WeakestLevel(std::initializer_list<std::string_view> terms = {}) const;
+  // Terms resolved at `level`, in kEngineTerms order.
+  std::vector<std::string> TermsAt(std::string_view level) const;
+};
+
+// Resolves every term of `profile` for a pool. Errors name the profile's
+// origin and the term: "vllm.json: terms.step_cpu_us: no entry for
+// A100-80G, and no generic entry (one without \"gpu\")".
+Status ResolveEngine(const EngineProfile& profile, const std::string& gpu, const std::string& model, int tp,
+                     EngineSpec* out);
 
 }  // namespace fleetsim

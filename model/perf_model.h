@@ -18,7 +18,7 @@ namespace fleetsim {
 // the source per kind.
 inline constexpr const char* kOpKinds[] = {
     "gemm", "attention_prefill", "attention_decode", "elementwise",
-    "all_reduce", "cpu_overhead", "swap"};
+    "all_reduce", "cpu_overhead", "swap", "launch", "server"};
 
 class PerfModel {
  public:

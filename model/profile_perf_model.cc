@@ -219,7 +219,7 @@ std::vector<std::pair<std::string, std::string>> ProfilePerfModel::Sources() con
     if (kind == "elementwise") src = name(elementwise_);
     if (kind == "attention_prefill") src = name(prefill_);
     if (kind == "attention_decode") src = name(decode_);
-    if (kind == "all_reduce") src = name(all_reduce_);
+    if (kind == "all_reduce" && all_reduce_ != Source::kRoofline) src = name(all_reduce_);
   }
   return out;
 }

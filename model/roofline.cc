@@ -32,6 +32,7 @@
 #include <cmath>
 
 #include "base/status.h"
+#include "model/collectives.h"
 #include "model/memory_plan.h"
 #include "model/shard_dims.h"
 
@@ -144,15 +145,20 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   const double token_bytes = hidden * cb;
   if (shard.tp > 1) {
     const double bw = link_bw(gpu.scale_up.CollectiveGbps(shard.tp));
-    // Two ring all-reduces of T x hidden per layer (after attention's O
-    // projection and after the MLP's down projection):
-    //   2(p-1) alpha + 2(p-1)/p * S / B.
-    const double p = shard.tp;
-    const double all_reduces = 2 * layers_;
-    comm_fixed_ns_ += all_reduces * 2 * (p - 1) * alpha_ns;
-    comm_ns_per_token_ += all_reduces * 2 * (p - 1) / p * token_bytes / bw;
-    // The sampled rows' logits are gathered from the vocab shards:
+    // Two all-reduces of T x hidden per layer (after attention's O
+    // projection and after the MLP's down projection), priced per step by
+    // AllReduceNs as the engine runs them.
+    all_reduces_ = 2 * layers_;
+    ar_p_ = shard.tp;
+    ar_bytes_per_token_ = token_bytes;
+    ar_alpha_ns_ = alpha_ns;
+    ar_gbps_ = bw;
+    const bool nvlink = gpu.scale_up.kind == "nvlink" && gpu.scale_up.CollectiveGbps(shard.tp) > 0;
+    ar_custom_ = engine.all_reduce == AllReduceAlgorithm::kVllmCustom && VllmCustomAllReduce::Enabled(shard.tp, nvlink);
+    ar_custom_latency_ns_ = engine.custom_all_reduce_latency_us * 1e3;
+    // The sampled rows' logits are gathered from the vocab shards (NCCL):
     //   (p-1) alpha + (p-1)/p * rows * vocab * c / B.
+    const double p = shard.tp;
     gather_fixed_ns_ = (p - 1) * alpha_ns;
     gather_ns_per_sampled_ = (p - 1) / p * model.vocab * cb / bw;
   }
@@ -160,23 +166,35 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
     // Each stage boundary sends T x hidden activations once.
     const double bw = link_bw(gpu.scale_up.PeerGbps());
     const double sends = shard.pp - 1;
-    comm_fixed_ns_ += sends * alpha_ns;
-    comm_ns_per_token_ += sends * token_bytes / bw;
+    pp_fixed_ns_ = sends * alpha_ns;
+    pp_ns_per_token_ = sends * token_bytes / bw;
   }
 
   cpu_fixed_ns_ = engine.cpu_overhead_fixed_us * 1e3;
+  cpu_per_seq_ns_ = engine.cpu_overhead_per_seq_us * 1e3;
+  cpu_per_prefill_token_ns_ = engine.cpu_per_prefill_token_us * 1e3;
+  cpu_per_decode_token_ns_ = engine.cpu_per_decode_token_us * 1e3;
+  eager_launch_ns_ = engine.eager_launch_us * 1e3;
   // Swap: every GPU of the shard copies its share of the KV over its own
   // PCIe link, one way, at the link efficiency.
   if (gpu.pcie_gbps_per_direction > 0)
     swap_ns_per_token_ = static_cast<double>(KvBytesPerTokenPerGpu(model, shard)) /
                          (gpu.pcie_gbps_per_direction * options.link_efficiency);
-  cpu_per_seq_ns_ = engine.cpu_overhead_per_seq_us * 1e3;
+}
+
+double RooflinePerfModel::AllReduceNs(double bytes) const {
+  if (ar_custom_ && bytes < VllmCustomAllReduce::kMaxBytes)
+    return VllmCustomAllReduce::Ns(ar_custom_latency_ns_, ar_gbps_, ar_p_, bytes);
+  return RingAllReduceNs(ar_alpha_ns_, ar_gbps_, ar_p_, bytes);
 }
 
 RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape) const {
   FLEETSIM_CHECK(!shape.empty());
   Breakdown b;
-  const double tokens = static_cast<double>(shape.tokens());
+  // A step run as a CUDA graph computes its GEMMs, elementwise kernels and
+  // all-reduces on the captured size's rows.
+  b.graph_tokens = engine_.GraphSize(shape.tokens(), shape.prefill_tokens == 0);
+  const double tokens = static_cast<double>(b.graph_tokens > 0 ? b.graph_tokens : shape.tokens());
   int64_t launches = 0;
 
   // GEMMs: max(compute, weights + activations) per product, per layer.
@@ -234,17 +252,26 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
     b.moe_elementwise_ns = tokens * moe_elementwise_ns_per_token_ + layers_ * kMoeElementwiseKernelsPerLayer * launch_ns_;
   launches += elementwise_launches_;
 
-  if (shard_.tp > 1 || shard_.pp > 1) {
-    b.all_reduce_ns = comm_fixed_ns_ + tokens * comm_ns_per_token_;
-    if (shard_.tp > 1 && shape.sampled_seqs > 0) {
-      b.gather_ns = gather_fixed_ns_ + sampled * gather_ns_per_sampled_;
-      b.all_reduce_ns += b.gather_ns;
-    }
+  if (shard_.tp > 1) b.all_reduce_ns = all_reduces_ * AllReduceNs(tokens * ar_bytes_per_token_);
+  if (shard_.pp > 1) b.all_reduce_ns += pp_fixed_ns_ + tokens * pp_ns_per_token_;
+  if (shard_.tp > 1 && shape.sampled_seqs > 0) {
+    b.gather_ns = gather_fixed_ns_ + sampled * gather_ns_per_sampled_;
+    b.all_reduce_ns += b.gather_ns;
   }
 
-  b.cpu_overhead_ns = cpu_fixed_ns_ + cpu_per_seq_ns_ * shape.seqs();
+  b.cpu_overhead_ns = cpu_fixed_ns_ + cpu_per_seq_ns_ * shape.seqs() +
+                      cpu_per_prefill_token_ns_ * static_cast<double>(shape.prefill_tokens) +
+                      cpu_per_decode_token_ns_ * static_cast<double>(shape.decode_tokens);
   if (shape.swap_in_tokens + shape.swap_out_tokens > 0)
     b.swap_ns = static_cast<double>(shape.swap_in_tokens + shape.swap_out_tokens) * swap_ns_per_token_;
+  if (b.graph_tokens == 0 && eager_launch_ns_ > 0) {
+    // Outside a graph the CPU launches kernel after kernel; when that is
+    // slower than the GPU runs them, the GPU waits.
+    const double gpu_ns = b.gemm_ns + b.attention_prefill_ns + b.attention_decode_ns + b.elementwise_ns +
+                          b.all_reduce_ns;
+    const double kernels = static_cast<double>(launches) + (shard_.tp > 1 ? all_reduces_ : 0.0);
+    b.launch_stall_ns = std::max(0.0, kernels * eager_launch_ns_ - gpu_ns);
+  }
   b.kernel_launches = launches;
   return b;
 }
@@ -257,7 +284,23 @@ int64_t RooflinePerfModel::IterationNs(const BatchShape& shape) const {
 
 std::vector<std::pair<std::string, std::string>> RooflinePerfModel::Sources() const {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const char* kind : kOpKinds) out.emplace_back(kind, "roofline");
+  const std::string engine = "engine:" + engine_.name + ":";
+  for (const char* kind : kOpKinds) {
+    const std::string k = kind;
+    if (k == "cpu_overhead") {
+      out.emplace_back(kind, engine + engine_.WeakestLevel({"step_cpu_us", "seq_cpu_us", "prefill_token_cpu_us",
+                                                            "decode_token_cpu_us"}));
+    } else if (k == "launch") {
+      out.emplace_back(kind, engine + engine_.WeakestLevel({"eager_launch_us"}));
+    } else if (k == "server") {
+      out.emplace_back(kind, engine + engine_.WeakestLevel({"server_request_us", "server_prompt_token_us",
+                                                            "server_output_token_us"}));
+    } else if (k == "all_reduce" && ar_custom_) {
+      out.emplace_back(kind, "roofline+" + engine + engine_.WeakestLevel({"custom_all_reduce_latency_us"}));
+    } else {
+      out.emplace_back(kind, "roofline");
+    }
+  }
   return out;
 }
 

@@ -1,12 +1,18 @@
 // RooflinePerfModel: the fallback performance source. Each operator takes
 //   max(FLOPs / (peak x compute_efficiency), bytes / (bandwidth x memory_efficiency))
-//   + launch overhead,
+//   + launch overhead (the GPU-side gap between kernels),
 // summed over all layers (one batch passes every pipeline stage in turn),
 // plus one activation send per stage boundary under pipeline parallelism and
-// two ring all-reduces per layer under tensor parallelism,
-//   2(p-1)*alpha + 2(p-1)/p * S / B   (B: per-direction bandwidth per GPU,
-//   LinkSpec::CollectiveGbps),
-// plus the engine's CPU overhead (fixed + per sequence).
+// two all-reduces per layer under tensor parallelism, priced as the engine
+// runs them (model/collectives.h: NCCL's ring, or vLLM's custom one-shot and
+// two-shot all-reduce where it applies), plus the engine's terms
+// (model/engine_spec.h):
+//   - CPU time per step: fixed + per sequence + per prefill and decode token;
+//   - CUDA graphs: a step the engine runs as a captured graph is padded to
+//     the captured size (GEMMs, elementwise kernels and all-reduces run on
+//     the padded rows); a step outside a graph waits for the CPU to launch
+//     its kernels one by one, so its GPU time is at least
+//     kernels x eager_launch_us (the difference is launch_stall_ns).
 #pragma once
 
 #include <string>
@@ -52,6 +58,11 @@ class RooflinePerfModel final : public PerfModel {
     // all-gather under tp (in all_reduce_ns). Per-layer sources (profiles)
     // replace the rest and keep these.
     double lm_head_ns = 0, gather_ns = 0;
+    // Time the GPU waits for the CPU to launch the kernels of a step that
+    // runs outside a CUDA graph (in total_ns).
+    double launch_stall_ns = 0;
+    // The captured size the step was padded to; 0: it ran outside a graph.
+    int64_t graph_tokens = 0;
     // The MoE token permutation and weighted combine (in elementwise_ns):
     // kernels a calibration does not measure, kept by profile sources.
     double moe_elementwise_ns = 0;
@@ -60,7 +71,7 @@ class RooflinePerfModel final : public PerfModel {
     int64_t kernel_launches = 0;
     double total_ns() const {
       return gemm_ns + attention_prefill_ns + attention_decode_ns + elementwise_ns +
-             all_reduce_ns + cpu_overhead_ns + swap_ns;
+             all_reduce_ns + cpu_overhead_ns + swap_ns + launch_stall_ns;
     }
   };
   Breakdown Explain(const BatchShape& shape) const;
@@ -96,11 +107,22 @@ class RooflinePerfModel final : public PerfModel {
   double attn_decode_flop_ns_ = 0;  // ns per decode context token per layer (compute)
   double attn_decode_kv_ns_ = 0;    // one KV token read by decode, per layer
   double attn_decode_token_ns_ = 0; // Q, O and the new K, V of one decode token, per layer
-  double comm_fixed_ns_ = 0;        // latency terms of all all-reduces + pp sends
-  double comm_ns_per_token_ = 0;    // bandwidth terms, per token
+  // The tp all-reduces (2 per layer) of S = tokens x ar_bytes_per_token_.
+  double all_reduces_ = 0;          // per iteration
+  int ar_p_ = 1;
+  double ar_bytes_per_token_ = 0;
+  double ar_alpha_ns_ = 0;          // NCCL ring: per step
+  double ar_gbps_ = 0;              // collective bandwidth per GPU, one way
+  bool ar_custom_ = false;          // the engine runs vLLM's custom all-reduce here
+  double ar_custom_latency_ns_ = 0;
+  double AllReduceNs(double bytes) const;
+  double pp_fixed_ns_ = 0;          // pipeline sends: latency
+  double pp_ns_per_token_ = 0;      // and bandwidth, per token
   double gather_fixed_ns_ = 0;      // logits all-gather latency (tp > 1)
   double gather_ns_per_sampled_ = 0;
   double cpu_fixed_ns_ = 0, cpu_per_seq_ns_ = 0;
+  double cpu_per_prefill_token_ns_ = 0, cpu_per_decode_token_ns_ = 0;
+  double eager_launch_ns_ = 0;
   double swap_ns_per_token_ = 0;  // one token's KV share over this GPU's PCIe link
 
   ModelSpec model_;

@@ -396,6 +396,9 @@ int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>
     std::string note;
     for (PoolSpec& p : spec.pools) {
       p.scheduler = name;
+      // A scheduler brings its engine's overheads (SGLang's with sglang);
+      // a user's own profile file stays.
+      if (!EngineIsFile(p.engine)) p.engine.clear();
       if (!p.scheduler_options.empty()) {
         p.scheduler_options.clear();
         note = "scheduler_options dropped";
@@ -472,6 +475,14 @@ int CmdValidate(const std::string& path, const std::vector<std::string>& overrid
                 p.spec->name.c_str(), p.spec->replicas, p.model->name.c_str(), p.shard.gpus(), p.gpu->name.c_str(),
                 static_cast<long long>(p.memory.kv_blocks), p.spec->block_size, static_cast<long long>(p.step.tokens),
                 p.step.tokens_from, static_cast<long long>(p.step.seqs), p.usd_per_gpu_hour ? "" : ", no price");
+    const size_t estimated = p.engine.TermsAt("estimate").size();
+    std::printf("       engine %s: step CPU %.0f us + %.1f us per sequence, server %.0f us per request%s\n",
+                p.engine_name.c_str(), p.engine.cpu_overhead_fixed_us, p.engine.cpu_overhead_per_seq_us,
+                p.engine.server_request_us,
+                estimated ? (", " + std::to_string(estimated) + " of " + std::to_string(p.engine.sources.size()) +
+                             " terms estimated for " + p.gpu->name)
+                                .c_str()
+                          : "");
   }
   std::fputs(traffic.c_str(), stdout);
   return 0;
@@ -495,9 +506,14 @@ int CmdList(const Catalog& catalog, const Policies& policies) {
   }
   std::printf("engines:\n");
   for (const std::string& n : catalog.EngineNames()) {
-    const EngineSpec* e = catalog.FindEngine(n);
-    std::printf("  %-10s CPU overhead %.0f us + %.1f us per sequence per iteration\n", n.c_str(),
-                e->cpu_overhead_fixed_us, e->cpu_overhead_per_seq_us);
+    const EngineProfile* e = catalog.FindEngine(n);
+    int measured = 0, values = 0;
+    for (const auto& [term, entries] : e->terms)
+      for (const EngineTermEntry& v : entries) {
+        ++values;
+        measured += v.estimate ? 0 : 1;
+      }
+    std::printf("  %-10s %s (%d measured values of %d)\n", n.c_str(), e->description.c_str(), measured, values);
   }
   std::printf("schedulers:\n");
   for (const auto& e : policies.schedulers.entries())

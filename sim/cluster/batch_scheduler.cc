@@ -71,19 +71,19 @@ void RegisterBuiltinSchedulers(SchedulerRegistry* registry) {
   registry->Add("vllm",
                 "vLLM V1 (default): running first, chunked prefill fills one token budget, "
                 "preempt latest-arrived by recompute",
-                &VllmScheduler::Make);
+                &VllmScheduler::Make, "vllm");
   registry->Add("vllm_v0",
                 "vLLM V0: prefill-first, whole prompts in one step, decodes only in steps without prefill",
-                &VllmV0Scheduler::Make);
+                &VllmV0Scheduler::Make, "vllm");
   registry->Add("sarathi",
                 "Sarathi-Serve: decodes first, then prefill chunks up to a fixed chunk-size budget",
-                &SarathiScheduler::Make);
+                &SarathiScheduler::Make, "vllm");  // Sarathi-Serve is built on vLLM
   registry->Add("orca",
                 "Orca/FasterTransformer: whole prefills, KV reserved for the full length at admission",
-                &OrcaScheduler::Make);
+                &OrcaScheduler::Make, "vllm");  // no profile of its own: vLLM's overheads
   registry->Add("sglang",
                 "SGLang: prefill-first with admission by estimated future KV use (decaying new-token ratio)",
-                &SglangScheduler::Make);
+                &SglangScheduler::Make, "sglang");
 }
 
 }  // namespace fleetsim

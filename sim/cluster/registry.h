@@ -18,10 +18,13 @@ class Registry {
     std::string name;
     std::string description;  // one line
     Factory factory;
+    // Schedulers: the engine profile (model/engines) whose overheads come
+    // with this scheduler when a pool names none. Empty for other policies.
+    std::string engine;
   };
 
-  void Add(std::string name, std::string description, Factory factory) {
-    entries_.push_back(Entry{std::move(name), std::move(description), std::move(factory)});
+  void Add(std::string name, std::string description, Factory factory, std::string engine = "") {
+    entries_.push_back(Entry{std::move(name), std::move(description), std::move(factory), std::move(engine)});
   }
   const Entry* Find(std::string_view name) const {
     for (const Entry& e : entries_)

@@ -1,6 +1,7 @@
 #include "sim/cluster/replica.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace fleetsim {
 
@@ -38,8 +39,9 @@ RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
   r.id = s.req.id;
   r.arrival = s.req.arrival;
   r.first_scheduled = s.first_scheduled;
-  r.first_token = s.first_token;
-  r.finish = s.last_token;
+  // Tokens reach the client server_output_token after their step.
+  r.first_token = s.first_token >= 0 ? s.first_token + options_.server_output_token : -1;
+  r.finish = status == RequestStatus::kCompleted ? s.last_token + options_.server_output_token : s.last_token;
   r.prompt_tokens = s.req.prompt_tokens;
   r.output_tokens = s.req.output_tokens;
   r.generated_tokens = state_.Generated(s);
@@ -48,6 +50,21 @@ RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
   r.cached_tokens = std::max(0, s.cached_tokens);
   r.truncated = s.req.truncated;
   r.status = status;
+  return r;
+}
+
+RequestRecord Replica::RecordOfUnserved(const Request& req, SimTime finish, RequestStatus status,
+                                        std::string_view reason) const {
+  RequestRecord r;
+  r.id = req.id;
+  r.arrival = req.arrival;
+  r.finish = finish;
+  r.prompt_tokens = req.prompt_tokens;
+  r.output_tokens = req.output_tokens;
+  r.replica = options_.index;
+  r.truncated = req.truncated;
+  r.status = status;
+  r.reason = reason;
   return r;
 }
 
@@ -66,18 +83,26 @@ void Replica::Submit(Request req) {
     }
   }
   if (static_cast<int64_t>(req.prompt_tokens) + req.output_tokens > len) {
-    RequestRecord r;
-    r.id = req.id;
-    r.arrival = req.arrival;
-    r.finish = sim_.now();
-    r.prompt_tokens = req.prompt_tokens;
-    r.output_tokens = req.output_tokens;
-    r.replica = options_.index;
-    r.status = RequestStatus::kRejected;
-    r.reason = "exceeds_max_model_len";
-    observer_.OnFinished(r);
+    observer_.OnFinished(RecordOfUnserved(req, sim_.now(), RequestStatus::kRejected, "exceeds_max_model_len"));
     return;
   }
+  const SimTime delay =
+      options_.server_request + std::llround(options_.server_prompt_token_ns * static_cast<double>(req.prompt_tokens));
+  if (delay <= 0) {
+    Enqueue(std::move(req));
+    return;
+  }
+  const uint64_t slot = next_server_slot_++;
+  in_server_.emplace(slot, std::move(req));
+  sim_.After(delay, [this, slot] {
+    auto it = in_server_.find(slot);
+    Request r = std::move(it->second);
+    in_server_.erase(it);
+    Enqueue(std::move(r));
+  });
+}
+
+void Replica::Enqueue(Request req) {
   state_.Enqueue(std::move(req), sim_.now());
   StepAtEndOfInstant();
 }
@@ -139,6 +164,9 @@ SimTime Replica::TakeBusyTime(SimTime now) {
 }
 
 void Replica::ReportUnfinished(SimTime end, std::string_view reason) {
+  for (const auto& [slot, req] : in_server_)
+    observer_.OnFinished(RecordOfUnserved(req, end, RequestStatus::kUnfinished, reason));
+  in_server_.clear();
   state_.ForEachLive([&](const Seq& s) {
     RequestRecord r = RecordOf(s, RequestStatus::kUnfinished);
     r.finish = end;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,15 @@ struct ReplicaOptions {
   PreemptionMode preemption = PreemptionMode::kRecompute;
   int64_t host_kv_blocks = 0;  // host memory for swapped KV, in blocks
   std::optional<bool> prefix_caching;  // unset: the scheduler's engine default
+  // The API server in front of the engine (model/engine_spec.h): a request
+  // reaches the engine server_request + prompt x server_prompt_token_ns
+  // after it arrives (parsing, tokenisation), and every token reaches the
+  // client server_output_token after the step that made it (detokenising,
+  // streaming): TTFT and end-to-end latency grow by it, gaps between tokens
+  // do not.
+  SimTime server_request = 0;
+  double server_prompt_token_ns = 0;
+  SimTime server_output_token = 0;
 };
 
 class Replica {
@@ -51,8 +61,9 @@ class Replica {
 
   const ReplicaOptions& options() const { return options_; }
   const ReplicaState& state() const { return state_; }
-  // Requests held (waiting + running); what least_outstanding compares.
-  int64_t outstanding() const { return state_.num_live(); }
+  // Requests held (in the API server, waiting, running); what
+  // least_outstanding compares.
+  int64_t outstanding() const { return state_.num_live() + static_cast<int64_t>(in_server_.size()); }
   int64_t waiting() const { return static_cast<int64_t>(state_.waiting().size()); }
   // Prompt tokens of `req` this replica holds in its prefix cache now (0
   // without prefix caching): what a cache-aware router scores.
@@ -70,10 +81,16 @@ class Replica {
   static std::optional<PrefixCache::Eviction> PrefixCacheFor(const BatchScheduler& scheduler,
                                                              const ReplicaOptions& options);
   void MaybeStep();
+  // Hands a request that passed the server to the engine's queue.
+  void Enqueue(Request req);
   // Schedules MaybeStep at the end of the current instant (once).
   void StepAtEndOfInstant();
   void OnBatchDone(uint64_t batch_id);
   RequestRecord RecordOf(const Seq& s, RequestStatus status) const;
+  // A request that never reached the engine's queue (rejected, or still in
+  // the API server when the run ended).
+  RequestRecord RecordOfUnserved(const Request& req, SimTime finish, RequestStatus status,
+                                 std::string_view reason) const;
 
   Simulation& sim_;
   ReplicaOptions options_;
@@ -86,6 +103,9 @@ class Replica {
   bool step_pending_ = false;  // a StepAtEndOfInstant event is scheduled
   uint64_t next_batch_id_ = 0;
   uint64_t iterations_ = 0;
+  // Requests in the API server (server_request > 0), by arrival order.
+  std::map<uint64_t, Request> in_server_;
+  uint64_t next_server_slot_ = 0;
   // Busy time of iterations that ended since the last TakeBusyTime call,
   // counted from that call.
   SimTime busy_accum_ = 0;

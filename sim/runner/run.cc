@@ -62,13 +62,26 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   if (!plan->gpu)
     return Status::Invalid(p.path + ".gpu: " + Unknown("GPU", p.gpu, catalog.GpuNames()) +
                            (profile_gpu ? "; perf.profile describes \"" + profile_gpu->name + "\"" : ""));
-  plan->engine = catalog.FindEngine(p.engine);
-  if (!plan->engine)
-    return Status::Invalid(p.path + ".engine: " + Unknown("engine", p.engine, catalog.EngineNames()));
   plan->scheduler = policies.schedulers.Find(p.scheduler);
   if (!plan->scheduler)
     return Status::Invalid(p.path + ".scheduler: " +
                            Unknown("scheduler", p.scheduler, policies.schedulers.Names()));
+  // The engine profile: the pool's, else the scheduler's own engine.
+  const std::string engine = !p.engine.empty() ? p.engine : plan->scheduler->engine;
+  EngineProfile from_file;
+  const EngineProfile* profile = nullptr;
+  if (EngineIsFile(engine)) {
+    FLEETSIM_RETURN_IF_ERROR(LoadEngineProfileFile(engine, &from_file).WithPrefix(p.path + ".engine: "));
+    profile = &from_file;
+  } else {
+    profile = catalog.FindEngine(engine);
+    if (!profile)
+      return Status::Invalid(p.path + ".engine: " + Unknown("engine", engine, catalog.EngineNames()) +
+                             " (or a path to an engine profile JSON)");
+  }
+  FLEETSIM_RETURN_IF_ERROR(ResolveEngine(*profile, plan->gpu->name, plan->model->name, p.tp, &plan->engine)
+                               .WithPrefix(p.path + ".engine: "));
+  plan->engine_name = profile->name;
   const ModelSpec& m = *plan->model;
   if (m.heads % p.tp != 0)
     return Status::Invalid(p.path + ".tp: " + std::to_string(p.tp) + " does not divide the " +
@@ -144,12 +157,12 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
 Status MakePerfModel(const ScenarioSpec& s, const PoolPlan& p, const Profile* profile,
                      std::unique_ptr<PerfModel>* out) {
   if (!profile) {
-    *out = std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, *p.engine, s.roofline);
+    *out = std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, p.engine, s.roofline);
     return Status::Ok();
   }
   std::unique_ptr<ProfilePerfModel> m;
   FLEETSIM_RETURN_IF_ERROR(ProfilePerfModel::Create(*profile, std::filesystem::path(s.perf_profile).filename().string(),
-                                                    *p.model, *p.gpu, p.shard, *p.engine, s.roofline, &m)
+                                                    *p.model, *p.gpu, p.shard, p.engine, s.roofline, &m)
                                .WithPrefix(s.file + ": perf.profile: " + p.spec->path + ": "));
   *out = std::move(m);
   return Status::Ok();
@@ -258,6 +271,8 @@ Status Identify(const ScenarioSpec& spec, uint64_t seed, RunIdentity* id) {
     FLEETSIM_RETURN_IF_ERROR(add_file("traffic.generator.lengths_csv", spec.traffic.lengths_csv));
   }
   FLEETSIM_RETURN_IF_ERROR(add_file("perf.profile", spec.perf_profile));
+  for (const PoolSpec& p : spec.pools)
+    if (EngineIsFile(p.engine)) FLEETSIM_RETURN_IF_ERROR(add_file(p.path + ".engine", p.engine));
   for (const std::string& o : spec.overrides) inputs += "set " + o + "\n";
   id->inputs_sha256 = Sha256Hex(inputs);
   return Status::Ok();
@@ -329,6 +344,9 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       ro.kv_blocks = p.memory.kv_blocks;
       ro.block_size = p.spec->block_size;
       ro.pipeline_depth = 1;
+      ro.server_request = std::llround(p.engine.server_request_us * 1e3);
+      ro.server_prompt_token_ns = p.engine.server_prompt_token_us * 1e3;
+      ro.server_output_token = std::llround(p.engine.server_output_token_us * 1e3);
       std::unique_ptr<BatchScheduler> sched;
       FLEETSIM_RETURN_IF_ERROR(p.scheduler->factory(p.limits, p.spec->scheduler_options, &sched)
                                    .WithPrefix(spec_.file + ": " + p.spec->path + "."));
@@ -487,7 +505,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     fp.model = p.model->name;
     fp.gpu = p.gpu->name;
     fp.scheduler = p.spec->scheduler;
-    fp.engine = p.spec->engine;
+    fp.engine = p.engine_name;
     fp.tp = p.shard.tp;
     fp.pp = p.shard.pp;
     fp.replicas = p.spec->replicas;
@@ -527,6 +545,26 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
                   TimeToSeconds(metrics->last_arrival()) / 86400.0, static_cast<long long>(metrics->arrived()),
                   TimeToSeconds(metrics->max_arrival_gap()) / 86400.0);
     report->summary.warnings.push_back(buf);
+  }
+  // Engine terms that are not measurements: the figures carry their
+  // uncertainty, and the user should know which.
+  for (const PoolPlan& p : pools_) {
+    const std::vector<std::string> estimated = p.engine.TermsAt("estimate");
+    const std::vector<std::string> borrowed = p.engine.TermsAt("same_gpu");
+    auto join = [](const std::vector<std::string>& v) {
+      std::string out;
+      for (const std::string& t : v) out += (out.empty() ? "" : ", ") + t;
+      return out;
+    };
+    if (!estimated.empty())
+      report->summary.warnings.push_back("pool " + p.spec->name + ": engine profile \"" + p.engine_name +
+                                         "\" has no measurement for " + p.gpu->name + " in " +
+                                         std::to_string(estimated.size()) + " of its terms (" + join(estimated) +
+                                         "): they are estimates, each with its source in the profile");
+    if (!borrowed.empty())
+      report->summary.warnings.push_back("pool " + p.spec->name + ": engine profile \"" + p.engine_name +
+                                         "\" terms " + join(borrowed) + " were measured on " + p.gpu->name +
+                                         " for another model or tp");
   }
   if (report->timeseries_stopped_s) {
     char buf[256];

@@ -35,7 +35,8 @@ struct PoolPlan {
   const PoolSpec* spec = nullptr;
   const ModelSpec* model = nullptr;
   const GpuSpec* gpu = nullptr;
-  const EngineSpec* engine = nullptr;
+  EngineSpec engine;             // the engine profile's terms for this pool (model/engine_spec.h)
+  std::string engine_name;       // the profile's name (a file's: its "name")
   const SchedulerRegistry::Entry* scheduler = nullptr;
   ShardPlan shard;
   SchedulerLimits limits;

@@ -513,7 +513,7 @@ void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Sta
   }
 }
 
-void ParsePools(Obj& fleet, ScenarioSpec* spec, Status* err) {
+void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Status* err) {
   if (!fleet.Has("pools")) {
     fleet.Fail("fleet.pools", "required");
     return;
@@ -537,6 +537,9 @@ void ParsePools(Obj& fleet, ScenarioSpec* spec, Status* err) {
     o.Int("tp", &p.tp);
     o.Int("pp", &p.pp);
     o.String("engine", &p.engine);
+    // A bundled engine profile's name, or a user's file (a path, relative
+    // to the scenario).
+    if (EngineIsFile(p.engine)) p.engine = ResolvePath(base_dir, p.engine);
     o.String("scheduler", &p.scheduler);
     if (o.Has("scheduler_options")) {
       // Types and ranges from kBounds; which scheduler takes which option
@@ -644,7 +647,7 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
   if (err.ok()) {
     Obj fleet(top.At("fleet"), "fleet", "fleet", &err);
     fleet.String("router", &spec.router);
-    ParsePools(fleet, &spec, &err);
+    ParsePools(fleet, base_dir, &spec, &err);
   }
   if (err.ok()) ParseTraffic(top, base_dir, &spec, &err);
   if (err.ok() && top.Has("slo")) {

@@ -16,6 +16,12 @@
 namespace fleetsim {
 
 // One group of identical replicas.
+// An engine name that names a file rather than a bundled profile.
+inline bool EngineIsFile(const std::string& engine) {
+  return engine.find('/') != std::string::npos ||
+         (engine.size() > 5 && engine.compare(engine.size() - 5, 5, ".json") == 0);
+}
+
 struct PoolSpec {
   std::string path;            // JSON path, "fleet.pools[0]", for messages
   std::string name;            // defaults to "pool<i>"
@@ -24,7 +30,10 @@ struct PoolSpec {
   int replicas = 1;
   int tp = 1;
   int pp = 1;
-  std::string engine = "vllm";     // CPU-overhead figures (model/engines)
+  // Engine profile: a bundled name (model/engines), or a user's file (a
+  // path, resolved against the scenario's folder; EngineIsFile). Empty:
+  // the scheduler's own engine (sglang for sglang, else vllm).
+  std::string engine;
   std::string scheduler = "vllm";  // batch scheduler (registry)
   // Scheduler-specific options, checked by the scheduler's factory.
   std::map<std::string, double, std::less<>> scheduler_options;

@@ -20,13 +20,13 @@ struct Setup {
     FLEETSIM_CHECK(Catalog::LoadBuiltin(&catalog).ok());
     model = catalog.FindModel("Llama-3.1-8B");
     gpu = catalog.FindGpu("H100-SXM");
-    engine = catalog.FindEngine("vllm");
     shard.tp = 2;
+    FLEETSIM_CHECK(ResolveEngine(*catalog.FindEngine("vllm"), gpu->name, model->name, shard.tp, &engine).ok());
   }
   Catalog catalog;
   const ModelSpec* model = nullptr;
   const GpuSpec* gpu = nullptr;
-  const EngineSpec* engine = nullptr;
+  EngineSpec engine;
   ShardPlan shard;
 };
 
@@ -57,7 +57,7 @@ void Run(benchmark::State& state, const PerfModel& m) {
 
 void BM_Roofline(benchmark::State& state) {
   Setup s;
-  const RooflinePerfModel m(*s.model, *s.gpu, s.shard, *s.engine);
+  const RooflinePerfModel m(*s.model, *s.gpu, s.shard, s.engine);
   Run(state, m);
 }
 BENCHMARK(BM_Roofline);
@@ -109,7 +109,7 @@ Profile FullProfile(bool per_model) {
 void BM_ProfileSource(benchmark::State& state) {
   Setup s;
   std::unique_ptr<ProfilePerfModel> m;
-  FLEETSIM_CHECK(ProfilePerfModel::Create(FullProfile(true), "p", *s.model, *s.gpu, s.shard, *s.engine, {}, &m).ok());
+  FLEETSIM_CHECK(ProfilePerfModel::Create(FullProfile(true), "p", *s.model, *s.gpu, s.shard, s.engine, {}, &m).ok());
   Run(state, *m);
 }
 BENCHMARK(BM_ProfileSource);
@@ -117,7 +117,7 @@ BENCHMARK(BM_ProfileSource);
 void BM_FittedSource(benchmark::State& state) {
   Setup s;
   std::unique_ptr<ProfilePerfModel> m;
-  FLEETSIM_CHECK(ProfilePerfModel::Create(FullProfile(false), "p", *s.model, *s.gpu, s.shard, *s.engine, {}, &m).ok());
+  FLEETSIM_CHECK(ProfilePerfModel::Create(FullProfile(false), "p", *s.model, *s.gpu, s.shard, s.engine, {}, &m).ok());
   Run(state, *m);
 }
 BENCHMARK(BM_FittedSource);

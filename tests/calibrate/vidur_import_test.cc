@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/model/builtin.h"
 #include "model/profile_perf_model.h"
 
 namespace fleetsim {
@@ -283,7 +284,7 @@ TEST(VidurImport, ImportedFitsTimeAnotherModelOnTheSameGpu) {
   tp2.tp = 2;
   std::unique_ptr<ProfilePerfModel> pm;
   const Status s =
-      ProfilePerfModel::Create(p, "v.json", m, *catalog.FindGpu("H100-SXM"), tp2, *catalog.FindEngine("vllm"), {}, &pm);
+      ProfilePerfModel::Create(p, "v.json", m, *catalog.FindGpu("H100-SXM"), tp2, model_test::BuiltinEngine("vllm"), {}, &pm);
   ASSERT_TRUE(s.ok()) << s.message();
   const std::vector<std::pair<std::string, std::string>> sources = pm->Sources();
   std::map<std::string, std::string> source(sources.begin(), sources.end());

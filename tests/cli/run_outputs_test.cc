@@ -256,6 +256,52 @@ TEST(RunOutputs, CompareWithTraceWritesATracePerScheduler) {
   EXPECT_GE(traced, 4);
 }
 
+// A pool names a bundled engine profile or a user's file; a scheduler brings
+// its own engine's profile when the pool names none, also under --compare.
+TEST(RunOutputs, EngineProfilesFromTheCatalogueOrAFile) {
+  ScratchDir dir;
+  std::ifstream in(std::string(FLEETSIM_SOURCE_DIR) + "/model/engines/vllm.json");
+  json profile = json::parse(in);
+  profile["name"] = "mine";
+  profile["terms"]["step_cpu_us"] = json::array(
+      {{{"value", 1234}, {"gpu", "H100-SXM"}, {"source", "my runs"}, {"date", "2026-11"}, {"engine_version", "0.11"}},
+       {{"value", 1000}, {"source", "generic"}, {"date", "2026-11"}, {"estimate", true}}});
+  fs::create_directories(dir.File("engines"));
+  dir.Write("engines/mine.json", profile.dump());
+  json j = json::parse(kScenario);
+  j["fleet"]["pools"][0]["engine"] = "engines/mine.json";  // relative to the scenario
+  const std::string s = dir.Write("s.json", j.dump());
+  CommandResult r = RunFleetsim("run " + ShellQuote(s) + " --out " + ShellQuote(dir.File("o")) + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json summary = ReadJson(dir.File("o/summary.json"));
+  EXPECT_EQ(summary["fleet"]["pools"][0]["engine"], "mine");
+  EXPECT_EQ(summary["perf_sources"]["cpu_overhead"], "engine:mine:estimate");  // seq_cpu_us is an estimate
+  // The warning lists the estimated terms; step_cpu_us was measured.
+  EXPECT_NE(r.output.find("seq_cpu_us"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("step_cpu_us"), std::string::npos) << r.output;
+
+  // Errors name the pool, the file and the JSON path.
+  profile["terms"]["seq_cpu_us"][0]["value"] = "fast";
+  dir.Write("engines/mine.json", profile.dump());
+  r = RunFleetsim("validate " + ShellQuote(s));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("fleet.pools[0].engine: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mine.json: terms.seq_cpu_us[0].value: expected a non-negative number"),
+            std::string::npos)
+      << r.output;
+  j["fleet"]["pools"][0]["engine"] = "trtllm";
+  r = RunFleetsim("validate " + ShellQuote(dir.Write("s2.json", j.dump())));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("fleet.pools[0].engine: unknown engine \"trtllm\""), std::string::npos) << r.output;
+
+  // --compare schedulers: SGLang runs with SGLang's profile.
+  r = RunFleetsim("run " + ShellQuote(dir.Write("s3.json", kScenario)) + " --compare schedulers --out " +
+                  ShellQuote(dir.File("cmp")) + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(ReadJson(dir.File("cmp/sglang/summary.json"))["fleet"]["pools"][0]["engine"], "sglang");
+  EXPECT_EQ(ReadJson(dir.File("cmp/vllm/summary.json"))["fleet"]["pools"][0]["engine"], "vllm");
+}
+
 TEST(RunOutputs, ValidatePrintsTheBudgetTheSchedulerApplies) {
   ScratchDir dir;
   json j = json::parse(kScenario);

@@ -110,6 +110,36 @@ inline ScenarioSpec FixedLengths(double rate_per_s, int64_t requests, int prompt
   return spec;
 }
 
+// An engine profile file: the bundled vLLM profile without the API server
+// in front (server terms 0), for tests of the engine alone (queueing laws,
+// capacity): a server delay is a delay, not service. Written once per test
+// process; the pool's `engine` names it.
+inline std::string EngineWithoutServer() {
+  struct File {
+    std::string path;
+    ~File() {
+      std::error_code ec;
+      fs::remove(path, ec);
+    }
+  };
+  static const File file{[] {
+    const fs::path file = fs::temp_directory_path() /
+                          ("fleetsim_engine_noserver_" + std::to_string(::getpid()) + ".json");
+    const std::string src = ReadFile(fs::path(FLEETSIM_SOURCE_DIR) / "model/engines/vllm.json");
+    std::string text = src;
+    for (const char* term : {"server_request_us", "server_prompt_token_us", "server_output_token_us"}) {
+      // Each server term holds one generic entry: set its value to 0.
+      const size_t at = text.find(std::string("\"") + term + "\"");
+      const size_t value = text.find("\"value\": ", at);
+      const size_t end = text.find(',', value);
+      text.replace(value, end - value, "\"value\": 0");
+    }
+    std::ofstream(file, std::ios::binary) << text;
+    return file.string();
+  }()};
+  return file.path;
+}
+
 inline ScenarioSpec LoadBundled(const std::string& name) {
   ScenarioSpec spec;
   Status s = LoadScenarioFile(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", &spec);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/model/builtin.h"
 #include "model/catalog.h"
 #include "model/roofline.h"
 #include "sim/runner/run.h"
@@ -81,6 +82,9 @@ TEST(QueueingLaws, LittlesLawHoldsForTheSampledQueueAndRunningCounts) {
   Status s = LoadScenarioFile(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/quickstart.json", &spec);
   ASSERT_TRUE(s.ok()) << s.message();
   spec.pools.at(0).replicas = 4;
+  // timeseries.csv counts the requests inside the engines (waiting and
+  // running), so W is taken without the API server's delays.
+  spec.pools.at(0).engine = EngineWithoutServer();
   spec.traffic.rate_per_s = 20;
   spec.traffic.max_requests = 6000;
   const Outcome o = RunQueueing(spec, 7, /*write_csv=*/true);
@@ -195,7 +199,7 @@ TEST(QueueingLaws, SingleSequenceReplicaWaitMatchesPollaczekKhinchine) {
   const World& w = TheWorld();
   const ModelSpec& model = *w.catalog.FindModel("Llama-3.1-8B");
   const GpuSpec& gpu = *w.catalog.FindGpu("H100-SXM");
-  const EngineSpec& engine = *w.catalog.FindEngine("vllm");
+  const EngineSpec engine = model_test::BuiltinEngine("vllm");
   const RooflinePerfModel perf(model, gpu, ShardPlan{}, engine, RooflineOptions{});
   const int p_min = 64, p_max = 2048, o_min = 1, o_max = 32;
 
@@ -232,6 +236,7 @@ TEST(QueueingLaws, SingleSequenceReplicaWaitMatchesPollaczekKhinchine) {
 
   ScenarioSpec spec = FixedLengths(lambda, 1, 1, 1);
   spec.pools[0].max_num_seqs = 1;
+  spec.pools[0].engine = EngineWithoutServer();  // the queue in front of the engine alone
   spec.traffic.arrival = ArrivalProcess::kPoisson;
   spec.traffic.prompt.kind = LengthSpec::Kind::kUniform;
   spec.traffic.prompt.min = p_min;

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/model/builtin.h"
 #include "model/catalog.h"
 #include "model/roofline.h"
 #include "sim/runner/run.h"
@@ -165,23 +166,29 @@ TEST(Scenario, MemoryPressurePreemptsByRecomputeAndStillCompletesEveryRequest) {
 
 // One replica, constant arrivals one second apart (far below capacity),
 // fixed lengths: every request meets an idle replica, so its first token
-// comes after exactly one prefill iteration and each later token after one
-// decode iteration, to the nanosecond.
+// comes after the API server's parsing and tokenisation, exactly one
+// prefill iteration and the server's streaming of the token; each later
+// token after one decode iteration, to the nanosecond.
 TEST(Scenario, HandComputedTimelineMatchesPerfModelToTheNanosecond) {
   const ScenarioSpec spec = FixedLengths(/*rate_per_s=*/1.0, /*requests=*/5, /*prompt=*/1000, /*output=*/17);
   Outcome o = RunSpec(spec, 1, "hand");
   ASSERT_EQ(o.summary.completed, 5);
 
   const World& w = TheWorld();
-  RooflinePerfModel perf(*w.catalog.FindModel("Llama-3.1-8B"), *w.catalog.FindGpu("H100-SXM"), ShardPlan{},
-                         *w.catalog.FindEngine("vllm"), RooflineOptions{});
+  const EngineSpec engine = model_test::BuiltinEngine("vllm");
+  RooflinePerfModel perf(*w.catalog.FindModel("Llama-3.1-8B"), *w.catalog.FindGpu("H100-SXM"), ShardPlan{}, engine,
+                         RooflineOptions{});
+  const SimTime server = std::llround(engine.server_request_us * 1e3) +
+                         std::llround(engine.server_prompt_token_us * 1e3 * 1000) +
+                         std::llround(engine.server_output_token_us * 1e3);
+  ASSERT_GT(server, 0);
   BatchShape prefill;
   prefill.prefill_seqs = 1;
   prefill.prefill_tokens = 1000;
   prefill.prefill_attn_pairs = 1000 * 1001 / 2;
   prefill.prefill_kv_tokens = 1000;
   prefill.sampled_seqs = 1;
-  const SimTime ttft = perf.IterationNs(prefill);
+  const SimTime ttft = server + perf.IterationNs(prefill);
   SimTime decode_total = 0;
   for (int k = 0; k < 16; ++k) {
     BatchShape d;

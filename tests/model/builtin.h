@@ -33,11 +33,15 @@ inline GpuSpec BuiltinGpu(std::string_view name) {
   return *g;
 }
 
-inline EngineSpec BuiltinEngine(std::string_view name) {
+// A bundled engine profile's terms for one pool (model/engine_spec.h).
+inline EngineSpec BuiltinEngine(std::string_view name, const std::string& gpu = "H100-SXM",
+                                const std::string& model = "Llama-3.1-8B", int tp = 1) {
   const Catalog c = BuiltinCatalog();
-  const EngineSpec* e = c.FindEngine(name);
+  const EngineProfile* e = c.FindEngine(name);
   FLEETSIM_CHECK(e != nullptr);
-  return *e;
+  EngineSpec spec;
+  FLEETSIM_CHECK(ResolveEngine(*e, gpu, model, tp, &spec).ok());
+  return spec;
 }
 
 }  // namespace fleetsim::model_test

@@ -77,8 +77,8 @@ TEST(Catalog, LoadsEveryBuiltinModelGpuAndEngine) {
   EXPECT_EQ(c.EngineNames(), (std::vector<std::string>{"sglang", "vllm"}));
   EXPECT_EQ(c.FindModel("Llama-9"), nullptr);
   ASSERT_NE(c.FindEngine("vllm"), nullptr);
-  EXPECT_EQ(c.FindEngine("vllm")->cpu_overhead_fixed_us, 1000);
-  EXPECT_EQ(c.FindEngine("vllm")->cpu_overhead_per_seq_us, 5);
+  EXPECT_EQ(c.FindEngine("vllm")->engine, "vllm");
+  EXPECT_EQ(c.FindEngine("sglang")->cuda_graphs, CudaGraphMode::kDecodeOnly);
 }
 
 TEST(Catalog, BuiltinFileNamesMatchTheirEntries) {
@@ -303,17 +303,6 @@ TEST(Catalog, RejectsDuplicateName) {
   ASSERT_TRUE(c.AddModelJson(kModel, "a.json").ok());
   EXPECT_EQ(c.AddModelJson(kModel, "b.json").message(),
             "b.json: name: duplicate model \"m\" (already in the catalogue)");
-}
-
-TEST(Catalog, LoadsAndValidatesEngines) {
-  Catalog c;
-  const std::string engine =
-      R"({"name": "e", "cpu_overhead_fixed_us": 10, "cpu_overhead_per_seq_us": 1, "source": "s"})";
-  ASSERT_TRUE(c.AddEngineJson(engine, "e.json").ok());
-  EXPECT_DOUBLE_EQ(c.FindEngine("e")->cpu_overhead_fixed_us, 10);
-  Catalog d;
-  EXPECT_EQ(d.AddEngineJson(Replace(engine, "10", "-10"), "e.json").message(),
-            "e.json: cpu_overhead_fixed_us: expected a non-negative number");
 }
 
 TEST(JoinNames, SeparatesWithCommas) {

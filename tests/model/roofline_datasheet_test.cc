@@ -261,41 +261,47 @@ TEST(RooflineDatasheet, Llama70BTp8PrefillAllReducesFollowTheRingFormula) {
 //   = 131,334,144; x 2 B = 17,375,428,608 B / 2847.5 = 6,101,994.2 ns
 //   KV: 2 x 80 x 1 x 128 x 2 B = 40,960 B per token per GPU, x 32 x 2048
 //   = 2,684,354,560 B / 2847.5 = 942,705.7 ns
-//   all-reduces: S = 32 x 8192 x 2 = 524,288 B, 28,000 + 1.75 x 524,288
-//   / 382.5 = 30,398.7 ns each, x 160 = 4,863,792.5 ns (latency-bound: alpha
-//   is 92% of it), plus the gather of 32 rows' logits,
-//   14,000 + 0.875 x 32 x 128256 x 2 / 382.5 = 32,777.5 ns.
-// The weights + KV + all-reduce headline is 11,941,269.9 ns. With the
+//   all-reduces: S = 32 x 8192 x 2 = 524,288 B, at or above 256 KiB on 8
+//   GPUs, so vLLM's custom two-shot all-reduce (model/collectives.h), with
+//   the engine profile's measured latency L = 5.8 us for tp 8 on H100:
+//   1.5 x 5,800 + 1.75 x 524,288 / 382.5 = 11,098.7 ns each, x 160
+//   = 1,775,792.5 ns (NCCL's ring would take 28,000 + 2,398.7 each: 2.7x),
+//   plus the gather of 32 rows' logits (NCCL),
+//   14,000 + 0.875 x 32 x 128256 x 2 / 382.5 = 32,777.3 ns.
+// The weights + KV + all-reduce headline is 8,853,269.8 ns. With the
 // launches (9 per layer x 80 + 3 = 723 x 2 us = 1,446,000 ns) and the CPU
-// (1,160,000 ns) it is 14,547,269.9 ns. Left out by hand: the GEMM
+// (1,160,000 ns) it is 11,459,269.8 ns. Left out by hand: the GEMM
 // activations (45,824 elements per token and layer in + out: 83 us), the
 // attention's Q/O/new-KV traffic (4 us) and the elementwise kernels
-// (12,673,024 B per token: 142 us), about 0.23 ms or 1.6%; hence the 2%
-// bounds below. The all-reduces are reproduced exactly (0.1%).
+// (12,673,024 B per token: 142 us), about 0.23 ms or 2.0%; hence the 2.5%
+// bound on the total below (2% on the memory-bound kernels alone). The
+// all-reduces are reproduced exactly (0.1%).
 TEST(RooflineDatasheet, Llama70BTp8DecodeReadsItsWeightShardAndKvAndAllReduces) {
   const double weight_bytes = (80.0 * 106954752 + 131334144) * 2;
   EXPECT_EQ(weight_bytes, 17375428608.0);
   const double weights_ns = weight_bytes / kHbm;
   const double kv_ns = 32.0 * 2048 * (2 * 80 * 1 * 128 * 2) / kHbm;
   const double p = 8;
-  const double all_reduce_ns = 160 * (2 * (p - 1) * kAlphaNs + 2 * (p - 1) / p * (32.0 * 8192 * 2) / kLink) +
+  const double all_reduce_ns = 160 * (1.5 * 5800 + 2 * (p - 1) / p * (32.0 * 8192 * 2) / kLink) +
                                (p - 1) * kAlphaNs + (p - 1) / p * 32 * kVocab * 2 / kLink;
   EXPECT_NEAR(weights_ns, 6101994.2, 0.1);
   EXPECT_NEAR(kv_ns, 942705.7, 0.1);
-  EXPECT_NEAR(all_reduce_ns, 4896569.9, 0.1);  // 4,863,792.5 + 32,777.5
+  EXPECT_NEAR(all_reduce_ns, 1808569.9, 0.1);  // 1,775,792.5 + 32,777.3
 
-  RooflinePerfModel model(BuiltinModel("Llama-3.1-70B"), BuiltinGpu("H100-SXM"), Tp(8), BuiltinEngine("vllm"));
+  const EngineSpec vllm = BuiltinEngine("vllm", "H100-SXM", "Llama-3.1-70B", 8);
+  ASSERT_EQ(vllm.custom_all_reduce_latency_us, 5.8);
+  RooflinePerfModel model(BuiltinModel("Llama-3.1-70B"), BuiltinGpu("H100-SXM"), Tp(8), vllm);
   const RooflinePerfModel::Breakdown b = model.Explain(Decode(32, 2048));
   EXPECT_NEAR(b.all_reduce_ns, all_reduce_ns, 1e-3 * all_reduce_ns);
   EXPECT_EQ(b.kernel_launches, 723);
   const double launches_ns = static_cast<double>(b.kernel_launches) * kLaunchNs;
   const double memory_kernels = b.gemm_ns + b.attention_decode_ns - (80 * 5 + 1) * kLaunchNs;
   EXPECT_NEAR(weights_ns + kv_ns, memory_kernels, 0.02 * memory_kernels);
-  // The terms left out by hand add 1.6% (above): under 2%.
+  // The terms left out by hand add 2.0% (above): under 2.5%.
   const double total = static_cast<double>(model.IterationNs(Decode(32, 2048)));
   const double headline = weights_ns + kv_ns + all_reduce_ns + launches_ns + kCpuFixedNs + 32 * kCpuPerSeqNs;
   EXPECT_GT(total, headline);
-  EXPECT_LT(total, headline * 1.02);
+  EXPECT_LT(total, headline * 1.025);
 }
 
 // Mixtral-8x7B (32 layers, hidden 4096, 32 heads, 8 KV heads, 8 experts of

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "tests/model/builtin.h"
 #include "model/catalog.h"
 #include "model/roofline.h"
 #include "sim/cluster/batch_scheduler.h"
@@ -380,7 +381,7 @@ TEST(Swap, TakesKvBytesOverPcieEachWay) {
   const ModelSpec& m = *catalog.FindModel("Llama-3.1-8B");
   const GpuSpec& g = *catalog.FindGpu("H100-SXM");
   RooflineOptions opt;
-  RooflinePerfModel perf(m, g, ShardPlan{}, *catalog.FindEngine("vllm"), opt);
+  RooflinePerfModel perf(m, g, ShardPlan{}, model_test::BuiltinEngine("vllm"), opt);
   BatchShape shape;
   shape.swap_out_tokens = 1000;
   shape.swap_in_tokens = 500;

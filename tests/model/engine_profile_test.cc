@@ -1,0 +1,229 @@
+// Engine profiles (model/engine_spec.h): the file format and its errors,
+// the fallback order of each term, and what the roofline does with the
+// terms: CPU time per step, CUDA-graph padding and eager launch stalls, and
+// the all-reduce the engine runs (vLLM's custom one-shot and two-shot
+// below 8 MiB where it applies, NCCL's ring elsewhere).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "model/catalog.h"
+#include "model/collectives.h"
+#include "model/roofline.h"
+#include "tests/model/builtin.h"
+#include "tests/model/shapes.h"
+
+namespace fleetsim {
+namespace {
+
+using model_test::BuiltinEngine;
+using model_test::BuiltinGpu;
+using model_test::BuiltinModel;
+using testshapes::Decode;
+using testshapes::Prefill;
+using testshapes::Tp;
+
+// A small profile: a generic estimate for every term, and measured values
+// of step_cpu_us for H100-SXM (any model), for H100-SXM with tp 4, and for
+// A100-80G and one model at tp 2.
+const char* kProfile = R"({
+  "format": "fleetsim-engine-profile", "version": 1, "name": "e", "engine": "vllm", "description": "test",
+  "cuda_graphs": {"mode": "decode_only", "sizes": [1, 2, 4, 8], "source": "s"},
+  "all_reduce": {"algorithm": "vllm_custom", "source": "s"},
+  "terms": {
+    "step_cpu_us": [
+      {"value": 100, "source": "generic", "date": "d", "estimate": true},
+      {"value": 200, "gpu": "H100-SXM", "source": "h100", "date": "d", "engine_version": "v"},
+      {"value": 300, "gpu": "H100-SXM", "tp": 4, "source": "h100 tp4", "date": "d", "engine_version": "v"},
+      {"value": 400, "gpu": "A100-80G", "model": "Llama-3.1-70B", "tp": 2, "source": "a100", "date": "d",
+       "engine_version": "v"}
+    ],
+    "seq_cpu_us": [{"value": 1, "source": "s", "date": "d", "estimate": true}],
+    "prefill_token_cpu_us": [{"value": 0.5, "source": "s", "date": "d", "estimate": true}],
+    "decode_token_cpu_us": [{"value": 0.25, "source": "s", "date": "d", "estimate": true}],
+    "eager_launch_us": [{"value": 10, "source": "s", "date": "d", "estimate": true}],
+    "custom_all_reduce_latency_us": [{"value": 5, "source": "s", "date": "d", "estimate": true}],
+    "server_request_us": [{"value": 1000, "source": "s", "date": "d", "estimate": true}],
+    "server_prompt_token_us": [{"value": 1, "source": "s", "date": "d", "estimate": true}],
+    "server_output_token_us": [{"value": 50, "source": "s", "date": "d", "estimate": true}]
+  }
+})";
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+EngineProfile Parse(const std::string& text) {
+  EngineProfile p;
+  const Status s = ParseEngineProfile(text, "e.json", &p);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return p;
+}
+
+std::string ParseError(const std::string& text) {
+  EngineProfile p;
+  return ParseEngineProfile(text, "e.json", &p).message();
+}
+
+std::string Level(const EngineSpec& e, const std::string& term) {
+  for (const auto& s : e.sources)
+    if (s.term == term) return s.level + " " + s.source;
+  return "missing";
+}
+
+TEST(EngineProfile, TermsFallBackFromExactToSameGpuToEstimate) {
+  const EngineProfile p = Parse(kProfile);
+  EngineSpec e;
+  // Exact: names this GPU; the most specific applicable entry wins.
+  ASSERT_TRUE(ResolveEngine(p, "H100-SXM", "Llama-3.1-8B", 1, &e).ok());
+  EXPECT_EQ(e.cpu_overhead_fixed_us, 200);
+  EXPECT_EQ(Level(e, "step_cpu_us"), "exact h100");
+  ASSERT_TRUE(ResolveEngine(p, "H100-SXM", "Llama-3.1-8B", 4, &e).ok());
+  EXPECT_EQ(e.cpu_overhead_fixed_us, 300);
+  // Same GPU: measured on A100-80G for another model and tp.
+  ASSERT_TRUE(ResolveEngine(p, "A100-80G", "Llama-3.1-8B", 1, &e).ok());
+  EXPECT_EQ(e.cpu_overhead_fixed_us, 400);
+  EXPECT_EQ(Level(e, "step_cpu_us"), "same_gpu a100");
+  ASSERT_TRUE(ResolveEngine(p, "A100-80G", "Llama-3.1-70B", 2, &e).ok());
+  EXPECT_EQ(Level(e, "step_cpu_us"), "exact a100");
+  // Estimate: no entry for this GPU.
+  ASSERT_TRUE(ResolveEngine(p, "L40S", "Llama-3.1-8B", 1, &e).ok());
+  EXPECT_EQ(e.cpu_overhead_fixed_us, 100);
+  EXPECT_EQ(Level(e, "step_cpu_us"), "estimate generic");
+  EXPECT_EQ(e.WeakestLevel(), "estimate");
+  // The custom all-reduce latency is not used at tp 1: not flagged.
+  EXPECT_EQ(Level(e, "custom_all_reduce_latency_us"), "unused s");
+  ASSERT_TRUE(ResolveEngine(p, "L40S", "Llama-3.1-8B", 2, &e).ok());
+  EXPECT_EQ(Level(e, "custom_all_reduce_latency_us"), "estimate s");
+}
+
+TEST(EngineProfile, ATermWithNoApplicableEntryIsAnError) {
+  // Only an H100 value for step_cpu_us, no generic one.
+  const std::string text = Replace(kProfile, R"({"value": 100, "source": "generic", "date": "d", "estimate": true},)", "");
+  const EngineProfile p = Parse(text);
+  EngineSpec e;
+  EXPECT_TRUE(ResolveEngine(p, "H100-SXM", "m", 1, &e).ok());
+  EXPECT_EQ(ResolveEngine(p, "L40S", "m", 1, &e).message(),
+            "e.json: terms.step_cpu_us: no entry for L40S, and no generic entry (one without \"gpu\")");
+}
+
+TEST(EngineProfile, MalformedFilesNameTheJsonPath) {
+  EXPECT_EQ(ParseError(Replace(kProfile, R"("version": 1)", R"("version": 2)")),
+            "e.json: version: this fleetsim reads version 1, got 2");
+  EXPECT_EQ(ParseError(Replace(kProfile, R"("mode": "decode_only")", R"("mode": "sometimes")")),
+            "e.json: cuda_graphs.mode: unknown \"sometimes\" (known: all_steps, decode_only, none)");
+  EXPECT_EQ(ParseError(Replace(kProfile, "[1, 2, 4, 8]", "[1, 4, 2]")),
+            "e.json: cuda_graphs.sizes[2]: sizes must increase");
+  EXPECT_EQ(ParseError(Replace(kProfile, R"("algorithm": "vllm_custom")", R"("algorithm": "tree")")),
+            "e.json: all_reduce.algorithm: unknown \"tree\" (known: nccl_ring, vllm_custom)");
+  EXPECT_EQ(ParseError(Replace(kProfile, R"({"value": 1, "source")", R"({"value": -1, "source")")),
+            "e.json: terms.seq_cpu_us[0].value: expected a non-negative number");
+  EXPECT_EQ(ParseError(Replace(kProfile, R"({"value": 1, "source")", R"({"value": 1e9, "source")")),
+            "e.json: terms.seq_cpu_us[0].value: expected at most 1000000 us");
+  EXPECT_EQ(ParseError(Replace(kProfile, R"("source": "h100", "date": "d", "engine_version": "v")",
+                               R"("source": "h100", "date": "d")")),
+            "e.json: terms.step_cpu_us[1].engine_version: missing: a measured value names the engine version it "
+            "was measured on");
+  EXPECT_EQ(ParseError(Replace(kProfile, R"("seq_cpu_us": [)", R"("seq_cpu_uss": [)")).substr(0, 41),
+            "e.json: terms.seq_cpu_uss: unknown key (k");
+  EXPECT_EQ(ParseError(Replace(kProfile, R"("seq_cpu_us": [{"value": 1, "source": "s", "date": "d", "estimate": true}],)",
+                               "")),
+            "e.json: terms.seq_cpu_us: missing required key (a list of values with their sources)");
+  EXPECT_EQ(ParseError(Replace(kProfile, R"("gpu": "H100-SXM", "tp": 4)", R"("gpu": "H100-SXM", "tp": 0)")),
+            "e.json: terms.step_cpu_us[2].tp: expected a positive integer");
+}
+
+TEST(EngineProfile, BundledProfilesParseAndSayWhatIsEstimated) {
+  const EngineSpec vllm = BuiltinEngine("vllm", "H100-SXM", "Llama-3.1-70B", 4);
+  EXPECT_EQ(vllm.cuda_graphs, CudaGraphMode::kAllSteps);
+  EXPECT_EQ(vllm.all_reduce, AllReduceAlgorithm::kVllmCustom);
+  EXPECT_EQ(Level(vllm, "custom_all_reduce_latency_us").substr(0, 6), "exact ");
+  EXPECT_EQ(Level(vllm, "step_cpu_us").substr(0, 9), "estimate ");
+  const EngineSpec sglang = BuiltinEngine("sglang", "H100-SXM", "Llama-3.1-8B", 1);
+  EXPECT_EQ(sglang.cuda_graphs, CudaGraphMode::kDecodeOnly);
+  // vLLM V1 captures [1, 2, 4] + range(8, 513, 8): 8 tokens stay 8, 9 pad to 16.
+  EXPECT_EQ(vllm.GraphSize(9, false), 16);
+  EXPECT_EQ(vllm.GraphSize(512, false), 512);
+  EXPECT_EQ(vllm.GraphSize(513, false), 0);
+  // SGLang graphs decode-only steps up to 160.
+  EXPECT_EQ(sglang.GraphSize(3, true), 4);
+  EXPECT_EQ(sglang.GraphSize(3, false), 0);
+  EXPECT_EQ(sglang.GraphSize(161, true), 0);
+}
+
+// vLLM's kernel choice (custom_all_reduce.cuh): one-shot on 2 GPUs, or on
+// NVLink below 512 KiB up to 4 GPUs and below 256 KiB up to 8; two-shot
+// otherwise; enabled for 2, 4, 6, 8 GPUs, and on PCIe for 2 only.
+TEST(EngineProfile, VllmCustomAllReduceFollowsTheEnginesRules) {
+  EXPECT_TRUE(VllmCustomAllReduce::Enabled(2, false));
+  EXPECT_FALSE(VllmCustomAllReduce::Enabled(4, false));
+  EXPECT_TRUE(VllmCustomAllReduce::Enabled(8, true));
+  EXPECT_FALSE(VllmCustomAllReduce::Enabled(3, true));
+  EXPECT_FALSE(VllmCustomAllReduce::Enabled(16, true));
+  EXPECT_TRUE(VllmCustomAllReduce::OneShot(2, 4e6));
+  EXPECT_TRUE(VllmCustomAllReduce::OneShot(4, 500 * 1024));
+  EXPECT_FALSE(VllmCustomAllReduce::OneShot(4, 512 * 1024));
+  EXPECT_TRUE(VllmCustomAllReduce::OneShot(8, 255 * 1024));
+  EXPECT_FALSE(VllmCustomAllReduce::OneShot(8, 256 * 1024));
+  // Costs by hand: latency 5 us, 100 GB/s.
+  //   one-shot, 8 GPUs, 128 KiB: 5000 + 7 x 131072 / 100 = 14175.04 ns
+  //   two-shot, 8 GPUs, 1 MiB: 7500 + 2 x 7/8 x 1048576 / 100 = 25850.08 ns
+  EXPECT_NEAR(VllmCustomAllReduce::Ns(5000, 100, 8, 131072), 14175.04, 1e-6);
+  EXPECT_NEAR(VllmCustomAllReduce::Ns(5000, 100, 8, 1048576), 25850.08, 1e-6);
+}
+
+// The all-reduce time of a Llama-3.1-70B tp-8 decode step on H100 under
+// each algorithm: vLLM's custom all-reduce is cheaper than NCCL's ring for
+// small messages (one synchronisation against 2(p-1) ring steps), and the
+// same above 8 MiB.
+TEST(EngineProfile, RooflinePricesTheAllReduceTheEngineRuns) {
+  const ModelSpec m = BuiltinModel("Llama-3.1-70B");
+  const GpuSpec g = BuiltinGpu("H100-SXM");
+  EngineSpec custom = BuiltinEngine("vllm", "H100-SXM", "Llama-3.1-70B", 8);
+  custom.cpu_overhead_fixed_us = custom.cpu_overhead_per_seq_us = 0;
+  EngineSpec ring = custom;
+  ring.all_reduce = AllReduceAlgorithm::kNcclRing;
+  RooflinePerfModel a(m, g, Tp(8), custom), b(m, g, Tp(8), ring);
+  // 8 sequences: 8 x 8192 x 2 bytes = 128 KiB per all-reduce, one-shot.
+  const auto small_a = a.Explain(Decode(8, 1000)), small_b = b.Explain(Decode(8, 1000));
+  EXPECT_LT(small_a.all_reduce_ns - small_a.gather_ns, 0.5 * (small_b.all_reduce_ns - small_b.gather_ns));
+  // 1024 tokens: 16 MiB per all-reduce, NCCL for both.
+  const auto big_a = a.Explain(Prefill(1024)), big_b = b.Explain(Prefill(1024));
+  EXPECT_DOUBLE_EQ(big_a.all_reduce_ns, big_b.all_reduce_ns);
+  // By hand for the one-shot: 160 all-reduces x (5.8 us + 7 x 131072 B / (450 GB/s x 0.85)).
+  const double one = 5800 + 7 * 131072 / (g.scale_up.CollectiveGbps(8) * 0.85);
+  EXPECT_NEAR(small_a.all_reduce_ns - small_a.gather_ns, 160 * one, 1e-6 * 160 * one);
+}
+
+TEST(EngineProfile, GraphedStepsArePaddedAndEagerStepsWaitForLaunches) {
+  const ModelSpec m = BuiltinModel("Llama-3.1-8B");
+  const GpuSpec g = BuiltinGpu("H100-SXM");
+  EngineSpec e;
+  ASSERT_TRUE(ResolveEngine(Parse(kProfile), "H100-SXM", "Llama-3.1-8B", 1, &e).ok());
+  RooflinePerfModel model(m, g, Tp(1), e);
+  // Decode-only graphs at [1, 2, 4, 8]: 3 sequences run as 4.
+  const auto three = model.Explain(Decode(3, 100)), four = model.Explain(Decode(4, 100));
+  EXPECT_EQ(three.graph_tokens, 4);
+  EXPECT_DOUBLE_EQ(three.gemm_ns - three.lm_head_ns, four.gemm_ns - four.lm_head_ns);
+  EXPECT_EQ(three.launch_stall_ns, 0);
+  // A prefill step runs eager: a one-token prefill of the tiny model is so
+  // short that the GPU waits for the CPU to launch its kernels at 10 us each.
+  EngineSpec tiny_engine;
+  ASSERT_TRUE(ResolveEngine(Parse(kProfile), "H100-SXM", "tiny", 1, &tiny_engine).ok());
+  RooflinePerfModel tiny_model(BuiltinModel("tiny"), g, Tp(1), tiny_engine);
+  const auto tiny = tiny_model.Explain(Prefill(1));
+  EXPECT_EQ(tiny.graph_tokens, 0);
+  EXPECT_GT(tiny.launch_stall_ns, 0);
+  const double gpu = tiny.gemm_ns + tiny.attention_prefill_ns + tiny.attention_decode_ns + tiny.elementwise_ns +
+                     tiny.all_reduce_ns;
+  EXPECT_NEAR(gpu + tiny.launch_stall_ns, static_cast<double>(tiny.kernel_launches) * 10e3, 1e-6);
+  // CPU terms: 200 us + 1 us per sequence + 0.5 us per prefill token.
+  EXPECT_DOUBLE_EQ(model.Explain(Prefill(1000)).cpu_overhead_ns, 200e3 + 1e3 + 1000 * 0.5e3);
+  EXPECT_DOUBLE_EQ(four.cpu_overhead_ns, 200e3 + 4 * 1e3 + 4 * 0.25e3);
+}
+
+}  // namespace
+}  // namespace fleetsim
