@@ -300,7 +300,7 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
   FLEETSIM_RETURN_IF_ERROR(r.CheckKeys(
       {"name", "vendor", "family", "memory_mib", "bf16_tflops", "fp8_tflops", "fp32_tflops",
        "mem_bandwidth_gbps", "scale_up", "pcie_gbps_per_direction", "network_gbps_per_direction",
-       "prices", "sources"}));
+       "prices", "sources", "gemm_shape"}));
   GpuSpec g;
   FigureReader figures;
   FLEETSIM_RETURN_IF_ERROR(r.String("name", &g.name));
@@ -340,6 +340,28 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
       figures.Read(r, "pcie_gbps_per_direction", Bound::kPositive, &g.pcie_gbps_per_direction));
   FLEETSIM_RETURN_IF_ERROR(figures.Read(r, "network_gbps_per_direction", Bound::kNonNegative,
                                         &g.network_gbps_per_direction));
+
+  if (r.Has("gemm_shape")) {
+    ObjectReader fit;
+    FLEETSIM_RETURN_IF_ERROR(r.Object("gemm_shape", &fit));
+    FLEETSIM_RETURN_IF_ERROR(fit.CheckKeys({"compute_efficiency", "memory_efficiency", "overlap", "kernel_us",
+                                           "half_output_elements", "source"}));
+    GemmShapeFit f;
+    FLEETSIM_RETURN_IF_ERROR(fit.Number("compute_efficiency", Bound::kPositive, &f.compute_efficiency));
+    FLEETSIM_RETURN_IF_ERROR(fit.Number("memory_efficiency", Bound::kPositive, &f.memory_efficiency));
+    FLEETSIM_RETURN_IF_ERROR(fit.Number("overlap", Bound::kNonNegative, &f.overlap));
+    FLEETSIM_RETURN_IF_ERROR(fit.Number("kernel_us", Bound::kNonNegative, &f.kernel_us));
+    FLEETSIM_RETURN_IF_ERROR(fit.Number("half_output_elements", Bound::kNonNegative, &f.half_output_elements));
+    for (const char* k : {"compute_efficiency", "memory_efficiency", "overlap"}) {
+      double v = 0;
+      FLEETSIM_RETURN_IF_ERROR(fit.Number(k, Bound::kNonNegative, &v));
+      if (v > 1) return fit.Error(k, "expected at most 1");
+    }
+    if (f.kernel_us > 1e6) return fit.Error("kernel_us", "expected at most 1000000");
+    if (f.half_output_elements > 1e12) return fit.Error("half_output_elements", "expected at most 1e12");
+    FLEETSIM_RETURN_IF_ERROR(fit.String("source", &f.source));
+    g.gemm_shape = f;
+  }
 
   ObjectReader prices;
   FLEETSIM_RETURN_IF_ERROR(r.Object("prices", &prices));

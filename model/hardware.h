@@ -34,6 +34,22 @@ struct LinkSpec {
   double CollectiveGbps(int gpus) const;
 };
 
+// How long a GEMM of M tokens, N outputs and K inputs takes on this GPU,
+// fitted to measured GEMMs (tools/fit_gemm_shape.py): real kernels reach
+// neither ceiling at mid-sized shapes, where compute and memory time
+// overlap only in part, and few output tiles leave SMs idle.
+//   compute = 2MNK / (peak x compute_efficiency x MN / (MN + half_output_elements))
+//   memory  = bytes / (bandwidth x memory_efficiency)
+//   time    = max(compute, memory) + overlap x min(compute, memory) + kernel_us
+struct GemmShapeFit {
+  double compute_efficiency = 0;
+  double memory_efficiency = 0;
+  double overlap = 0;              // in [0, 1]
+  double kernel_us = 0;            // per GEMM, launch gap included
+  double half_output_elements = 0;
+  std::string source;
+};
+
 struct GpuSpec {
   std::string name;          // "H100-SXM"
   std::string vendor;        // "nvidia", "amd"
@@ -50,6 +66,7 @@ struct GpuSpec {
   // where the catalogue knows none.
   std::map<std::string, std::optional<Price>> prices;
   std::map<std::string, std::string> sources;  // figure name -> source
+  std::optional<GemmShapeFit> gemm_shape;      // absent: the constant-efficiency roofline
 
   int64_t memory_bytes() const { return memory_mib * 1024 * 1024; }
   double PeakTflops(DType compute) const;

@@ -85,6 +85,7 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
     c.compute_ns_per_token = 2.0 * in * out / gemm_flops;
     c.weight_ns = in * out * wb / gemm_bw;
     c.activation_ns_per_token = (in + out) * cb / gemm_bw;
+    c.out = out;
     return c;
   };
   dense_gemms_[dense_gemm_count_++] = gemm(hidden, (h + 2 * g) * head_dim);  // QKV
@@ -182,6 +183,42 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
                          (gpu.pcie_gbps_per_direction * options.link_efficiency);
 }
 
+double RooflinePerfModel::GemmNsOf(const GemmCost& c, double rows, double weights, const RooflineOptions& options) {
+  double compute = rows * c.compute_ns_per_token;
+  const double memory = weights * c.weight_ns + rows * c.activation_ns_per_token;
+  if (!options.gemm_shape) return std::max(compute, memory) + options.launch_overhead_us * 1e3;
+  // Few output tiles leave SMs idle: the compute rate falls with the
+  // output elements M x N below the fitted half-saturation point.
+  const double outputs = rows * c.out;
+  if (outputs > 0) compute *= (outputs + options.gemm_half_output_elements) / outputs;
+  return std::max(compute, memory) + options.gemm_overlap * std::min(compute, memory) +
+         options.gemm_kernel_us * 1e3;
+}
+
+double RooflinePerfModel::GemmTimeNs(const GpuSpec& gpu, const RooflineOptions& options, double m, double n,
+                                     double k) {
+  const double peak = gpu.PeakTflops(DType::kBf16) * 1e3;
+  const double bw = gpu.mem_bandwidth_gbps;
+  GemmCost c;
+  c.compute_ns_per_token = 2.0 * k * n / (peak * options.gemm_compute_efficiency);
+  c.weight_ns = k * n * 2 / (bw * options.gemm_memory_efficiency);
+  c.activation_ns_per_token = (k + n) * 2 / (bw * options.gemm_memory_efficiency);
+  c.out = n;
+  return GemmNsOf(c, m, 1, options);
+}
+
+RooflineOptions RooflineOptionsFor(const GpuSpec& gpu, RooflineOptions scenario, bool gemm_efficiency_set) {
+  if (!gpu.gemm_shape || gemm_efficiency_set) return scenario;
+  const GemmShapeFit& f = *gpu.gemm_shape;
+  scenario.gemm_compute_efficiency = f.compute_efficiency;
+  scenario.gemm_memory_efficiency = f.memory_efficiency;
+  scenario.gemm_shape = true;
+  scenario.gemm_overlap = f.overlap;
+  scenario.gemm_kernel_us = f.kernel_us;
+  scenario.gemm_half_output_elements = f.half_output_elements;
+  return scenario;
+}
+
 double RooflinePerfModel::AllReduceNs(double bytes) const {
   if (ar_custom_ && bytes < VllmCustomAllReduce::kMaxBytes)
     return VllmCustomAllReduce::Ns(ar_custom_latency_ns_, ar_gbps_, ar_p_, bytes);
@@ -197,13 +234,10 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
   const double tokens = static_cast<double>(b.graph_tokens > 0 ? b.graph_tokens : shape.tokens());
   int64_t launches = 0;
 
-  // GEMMs: max(compute, weights + activations) per product, per layer.
+  // GEMMs: max(compute, weights + activations) per product, per layer
+  // (GemmNs: or the GPU's fitted shape model).
   double gemm_layer_ns = 0;
-  for (int i = 0; i < dense_gemm_count_; ++i) {
-    const GemmCost& c = dense_gemms_[i];
-    gemm_layer_ns += std::max(tokens * c.compute_ns_per_token,
-                              c.weight_ns + tokens * c.activation_ns_per_token);
-  }
+  for (int i = 0; i < dense_gemm_count_; ++i) gemm_layer_ns += GemmNs(dense_gemms_[i], tokens);
   if (expert_gemm_count_ > 0) {
     // T tokens each pick k of E experts; an expert is untouched by all of
     // them with probability (1 - k/E)^T, so E (1 - (1 - k/E)^T) experts are
@@ -211,20 +245,14 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
     const double untouched = std::exp(tokens * log_expert_miss_);
     const double touched = experts_ * (1.0 - untouched);
     const double routed = tokens * top_k_;
-    for (int i = 0; i < expert_gemm_count_; ++i) {
-      const GemmCost& c = expert_gemms_[i];
-      gemm_layer_ns += std::max(routed * c.compute_ns_per_token,
-                                touched * c.weight_ns + routed * c.activation_ns_per_token);
-    }
+    for (int i = 0; i < expert_gemm_count_; ++i) gemm_layer_ns += GemmNs(expert_gemms_[i], routed, touched);
   }
   const int64_t gemms_per_layer = dense_gemm_count_ + expert_gemm_count_;
-  b.gemm_ns = layers_ * (gemm_layer_ns + gemms_per_layer * launch_ns_);
+  b.gemm_ns = layers_ * gemm_layer_ns;
   launches += static_cast<int64_t>(layers_) * gemms_per_layer;
   const double sampled = shape.sampled_seqs;
   if (shape.sampled_seqs > 0) {
-    b.lm_head_ns = std::max(sampled * lm_head_.compute_ns_per_token,
-                            lm_head_.weight_ns + sampled * lm_head_.activation_ns_per_token) +
-                   launch_ns_;
+    b.lm_head_ns = GemmNs(lm_head_, sampled);
     b.gemm_ns += b.lm_head_ns;
     launches += 1;
   }

@@ -37,7 +37,19 @@ struct RooflineOptions {
   double elementwise_memory_efficiency = 0.85;
   double launch_overhead_us = 2.0;             // per kernel on the critical path
   double link_efficiency = 0.85;               // achieved / datasheet link bandwidth
+  // GEMM time as a function of shape (GemmShapeFit, model/hardware.h); the
+  // efficiencies above then hold the fit's. Off: max(compute, memory) +
+  // launch_overhead_us.
+  bool gemm_shape = false;
+  double gemm_overlap = 0;
+  double gemm_kernel_us = 0;
+  double gemm_half_output_elements = 0;
 };
+
+// The options a pool's roofline runs with: the scenario's, with the GPU's
+// fitted GEMM shape (when it has one) unless the scenario set either GEMM
+// efficiency itself.
+RooflineOptions RooflineOptionsFor(const GpuSpec& gpu, RooflineOptions scenario, bool gemm_efficiency_set);
 
 class RooflinePerfModel final : public PerfModel {
  public:
@@ -76,6 +88,11 @@ class RooflinePerfModel final : public PerfModel {
   };
   Breakdown Explain(const BatchShape& shape) const;
 
+  // One GEMM of M rows, N outputs and K inputs (16-bit operands) on `gpu`
+  // under `options`, as the model prices each of its products: for tests
+  // and the fidelity checks against measured GEMMs.
+  static double GemmTimeNs(const GpuSpec& gpu, const RooflineOptions& options, double m, double n, double k);
+
  private:
   // One matrix product y = x W, per token of an iteration: time is
   // max(T x compute, weight + T x activation). For an MoE expert the
@@ -85,7 +102,14 @@ class RooflinePerfModel final : public PerfModel {
     double compute_ns_per_token = 0;  // 2 * |W| / (peak x efficiency)
     double weight_ns = 0;             // |W| bytes / (bandwidth x efficiency)
     double activation_ns_per_token = 0;  // (in + out) activations / (bandwidth x efficiency)
+    double out = 0;                   // N: outputs per token
   };
+  // One product over `rows` rows (`weights` weight matrices read), launch
+  // or fixed kernel time included.
+  double GemmNs(const GemmCost& c, double rows, double weights = 1) const {
+    return GemmNsOf(c, rows, weights, options_);
+  }
+  static double GemmNsOf(const GemmCost& c, double rows, double weights, const RooflineOptions& options);
 
   // Constants precomputed at construction so IterationNs is a few dozen
   // floating-point operations.

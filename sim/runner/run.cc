@@ -157,12 +157,14 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
 Status MakePerfModel(const ScenarioSpec& s, const PoolPlan& p, const Profile* profile,
                      std::unique_ptr<PerfModel>* out) {
   if (!profile) {
-    *out = std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, p.engine, s.roofline);
+    *out = std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, p.engine,
+                                               RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set));
     return Status::Ok();
   }
   std::unique_ptr<ProfilePerfModel> m;
   FLEETSIM_RETURN_IF_ERROR(ProfilePerfModel::Create(*profile, std::filesystem::path(s.perf_profile).filename().string(),
-                                                    *p.model, *p.gpu, p.shard, p.engine, s.roofline, &m)
+                                                    *p.model, *p.gpu, p.shard, p.engine,
+                                                    RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set), &m)
                                .WithPrefix(s.file + ": perf.profile: " + p.spec->path + ": "));
   *out = std::move(m);
   return Status::Ok();

@@ -71,6 +71,9 @@ struct ScenarioSpec {
   std::optional<double> ttft_slo_ms;
   std::optional<double> tpot_slo_ms;
   RooflineOptions roofline;    // "perf" section
+  // perf.gemm_*_efficiency given: the scenario's constant GEMM efficiencies
+  // replace the GPU's fitted GEMM shape (RooflineOptionsFor).
+  bool gemm_efficiency_set = false;
   // perf.profile: a measured profile (model/profile.h), path resolved
   // against the scenario's folder; empty: roofline only.
   std::string perf_profile;

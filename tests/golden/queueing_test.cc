@@ -200,7 +200,7 @@ TEST(QueueingLaws, SingleSequenceReplicaWaitMatchesPollaczekKhinchine) {
   const ModelSpec& model = *w.catalog.FindModel("Llama-3.1-8B");
   const GpuSpec& gpu = *w.catalog.FindGpu("H100-SXM");
   const EngineSpec engine = model_test::BuiltinEngine("vllm");
-  const RooflinePerfModel perf(model, gpu, ShardPlan{}, engine, RooflineOptions{});
+  const RooflinePerfModel perf(model, gpu, ShardPlan{}, engine, RooflineOptionsFor(gpu, RooflineOptions{}, false));
   const int p_min = 64, p_max = 2048, o_min = 1, o_max = 32;
 
   double sum_s = 0, sum_s2 = 0, pairs = 0;

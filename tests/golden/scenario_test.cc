@@ -176,8 +176,9 @@ TEST(Scenario, HandComputedTimelineMatchesPerfModelToTheNanosecond) {
 
   const World& w = TheWorld();
   const EngineSpec engine = model_test::BuiltinEngine("vllm");
-  RooflinePerfModel perf(*w.catalog.FindModel("Llama-3.1-8B"), *w.catalog.FindGpu("H100-SXM"), ShardPlan{}, engine,
-                         RooflineOptions{});
+  const GpuSpec& gpu = *w.catalog.FindGpu("H100-SXM");
+  RooflinePerfModel perf(*w.catalog.FindModel("Llama-3.1-8B"), gpu, ShardPlan{}, engine,
+                         RooflineOptionsFor(gpu, RooflineOptions{}, false));  // as a scenario runs it
   const SimTime server = std::llround(engine.server_request_us * 1e3) +
                          std::llround(engine.server_prompt_token_us * 1e3 * 1000) +
                          std::llround(engine.server_output_token_us * 1e3);

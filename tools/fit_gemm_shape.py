@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Fits the roofline's shape-dependent GEMM time to measured GEMMs.
+
+Usage:
+  tools/fit_gemm_shape.py --gpu H100-SXM --train A.csv B.csv ... --held-out C.csv D.csv
+
+Each CSV is a Vidur compute profile (microsoft/vidur, data/profiling/compute/
+<gpu>/<model>/mlp.csv): one row per (num_tokens, num_tensor_parallel_workers)
+with the median time of the four GEMMs of a layer on one tensor-parallel
+worker (attn_pre_proj, attn_post_proj, mlp_up_proj, mlp_down_proj), in ms,
+and the model's dimensions. For a GEMM of M tokens, N outputs and K inputs
+per worker (16-bit operands) the model is (model/roofline.h):
+
+  compute = 2 M N K / (peak x ce x MN / (MN + half))
+  memory  = 2 (N K + M (N + K)) / (bandwidth x me)
+  time    = max(compute, memory) + overlap x min(compute, memory) + kernel
+
+The five parameters (ce, me, overlap, kernel in us, half in output elements)
+are fitted by Nelder-Mead on the squared log error over the training files,
+and the errors are reported per file and tp for the training and held-out
+files. Peak and bandwidth are the catalogue's (model/hardware/<gpu>.json).
+Standard library only; deterministic.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def read_rows(path):
+    """(m, n, k, tp, measured ns) for every GEMM of every row."""
+    out = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            h, g = int(r["n_head"]), int(r["n_kv_head"])
+            d, e = int(r["n_embd"]), int(r["n_expanded_embd"])
+            tp, m = int(r["num_tensor_parallel_workers"]), int(r["num_tokens"])
+            gated = r.get("use_gated_mlp", "True") == "True"
+            hd = d // h
+            shapes = {
+                "attn_pre_proj": ((h + 2 * g) * hd // tp, d),
+                "attn_post_proj": (d, h * hd // tp),
+                "mlp_up_proj": ((2 if gated else 1) * e // tp, d),
+                "mlp_down_proj": (d, e // tp),
+            }
+            for op, (n, k) in shapes.items():
+                out.append((m, n, k, tp, float(r["time_stats.%s.median" % op]) * 1e6))
+    return out
+
+
+def predict(p, row, peak, bw):
+    ce, me, overlap, kernel_us, half = p
+    m, n, k = row[0], row[1], row[2]
+    compute = 2.0 * m * n * k / (peak * ce * (m * n) / (m * n + half))
+    memory = 2.0 * (n * k + m * (n + k)) / (bw * me)
+    return max(compute, memory) + overlap * min(compute, memory) + kernel_us * 1e3
+
+
+def loss(p, rows, peak, bw):
+    ce, me, overlap, kernel_us, half = p
+    if not (0.05 < ce <= 1 and 0.05 < me <= 1 and 0 <= overlap <= 1 and 0 <= kernel_us <= 50 and 0 <= half <= 1e8):
+        return 1e9
+    return sum(math.log(predict(p, r, peak, bw) / r[4]) ** 2 for r in rows) / len(rows)
+
+
+def nelder_mead(f, x0, steps, iterations):
+    n = len(x0)
+    pts = [list(x0)] + [[x0[j] + (steps[i] if j == i else 0) for j in range(n)] for i in range(n)]
+    vals = [f(p) for p in pts]
+    for _ in range(iterations):
+        order = sorted(range(n + 1), key=lambda i: vals[i])
+        pts, vals = [pts[i] for i in order], [vals[i] for i in order]
+        c = [sum(p[j] for p in pts[:-1]) / n for j in range(n)]
+        xr = [c[j] + (c[j] - pts[-1][j]) for j in range(n)]
+        fr = f(xr)
+        if fr < vals[0]:
+            xe = [c[j] + 2 * (c[j] - pts[-1][j]) for j in range(n)]
+            fe = f(xe)
+            pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
+        elif fr < vals[-2]:
+            pts[-1], vals[-1] = xr, fr
+        else:
+            xc = [c[j] + 0.5 * (pts[-1][j] - c[j]) for j in range(n)]
+            fc = f(xc)
+            if fc < vals[-1]:
+                pts[-1], vals[-1] = xc, fc
+            else:
+                for i in range(1, n + 1):
+                    pts[i] = [pts[0][j] + 0.5 * (pts[i][j] - pts[0][j]) for j in range(n)]
+                    vals[i] = f(pts[i])
+    best = min(range(n + 1), key=lambda i: vals[i])
+    return pts[best]
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if v else float("nan")
+
+
+def report(name, rows, p, peak, bw):
+    errs = [predict(p, r, peak, bw) / r[4] - 1 for r in rows]
+    line = "  %-58s median |err| %5.1f%%  p90 %5.1f%%  bias %+5.1f%%  by tp:" % (
+        name, 100 * median([abs(e) for e in errs]), 100 * sorted(abs(e) for e in errs)[int(0.9 * len(errs))],
+        100 * median(errs))
+    for tp in sorted({r[3] for r in rows}):
+        sel = [e for e, r in zip(errs, rows) if r[3] == tp]
+        line += " %d: %.1f%% (%+.1f%%)" % (tp, 100 * median([abs(e) for e in sel]), 100 * median(sel))
+    print(line)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpu", required=True, help="hardware catalogue name, e.g. H100-SXM")
+    ap.add_argument("--train", nargs="+", required=True)
+    ap.add_argument("--held-out", nargs="*", default=[])
+    args = ap.parse_args()
+    with open(os.path.join(ROOT, "model", "hardware", args.gpu + ".json")) as f:
+        gpu = json.load(f)
+    peak = gpu["bf16_tflops"] * 1e3  # FLOP per ns
+    bw = gpu["mem_bandwidth_gbps"]   # bytes per ns
+    train = [r for path in args.train for r in read_rows(path)]
+    # Every 4th GEMM keeps the fit quick; the same for every run.
+    sample = train[::4]
+    f = lambda p: loss(p, sample, peak, bw)
+    p = nelder_mead(f, [0.8, 0.85, 0.5, 3.0, 1e5], [0.1, 0.1, 0.2, 1.0, 5e4], 800)
+    p = nelder_mead(f, p, [0.05, 0.05, 0.1, 0.5, 2e4], 800)
+    print("%s: compute_efficiency %.4f  memory_efficiency %.4f  overlap %.4f  kernel_us %.3f  "
+          "half_output_elements %.0f" % (args.gpu, p[0], p[1], p[2], p[3], p[4]))
+    print("fitted (train):")
+    for path in args.train:
+        report(os.path.relpath(path), read_rows(path), p, peak, bw)
+    if args.held_out:
+        print("held out:")
+        for path in args.held_out:
+            report(os.path.relpath(path), read_rows(path), p, peak, bw)
+    print("today's constant efficiencies (0.80 compute, 0.85 memory, 2 us launch), same files:")
+    base = [0.8, 0.85, 0.0, 2.0, 0.0]
+    for path in args.train + args.held_out:
+        report(os.path.relpath(path), read_rows(path), base, peak, bw)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
