@@ -261,8 +261,14 @@ Status TrafficFigures(const ScenarioSpec& spec, uint64_t seed, std::string* out)
   const TrafficSpec& t = spec.traffic;
   char buf[512];
   if (t.kind == TrafficSpec::Kind::kGenerator) {
-    std::snprintf(buf, sizeof buf, "  traffic   generator: %.6g %s per second", t.rate_per_s,
-                  t.sessions ? "sessions" : "requests");
+    if (t.closed_loop) {
+      std::snprintf(buf, sizeof buf, "  traffic   closed loop: %lld clients, think time %.6g s (%s)",
+                    static_cast<long long>(t.closed_loop->users), t.closed_loop->think_time_s,
+                    t.closed_loop->exponential ? "exponential" : "fixed");
+    } else {
+      std::snprintf(buf, sizeof buf, "  traffic   generator: %.6g %s per second", t.rate_per_s,
+                    t.sessions ? "sessions" : "requests");
+    }
     *out = buf;
     if (t.max_requests < std::numeric_limits<int64_t>::max()) {
       std::snprintf(buf, sizeof buf, ", %lld requests", static_cast<long long>(t.max_requests));

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "base/sha256.h"
 #include "model/profile.h"
@@ -48,6 +49,27 @@ std::string Unknown(const std::string& what, const std::string& name, const std:
   const std::string shown = name.size() > 64 ? name.substr(0, 61) + "..." : name;
   return "unknown " + what + " \"" + shown + "\" (known: " + JoinNames(known) + ")";
 }
+
+// Forwards every report to `inner`, and each request's end also to `ended`.
+class ForwardingObserver final : public RunObserver {
+ public:
+  ForwardingObserver(RunObserver* inner, std::function<void(const RequestRecord&)> ended)
+      : inner_(inner), ended_(std::move(ended)) {}
+  void OnArrival(const Request& r, int replica) override { inner_->OnArrival(r, replica); }
+  void OnFinished(const RequestRecord& rec) override {
+    inner_->OnFinished(rec);
+    ended_(rec);
+  }
+  void OnTokenGaps(SimTime at, SimTime gap, int64_t count) override { inner_->OnTokenGaps(at, gap, count); }
+  void OnIteration(int replica, SimTime start, SimTime end, const BatchShape& shape) override {
+    inner_->OnIteration(replica, start, end, shape);
+  }
+  void OnSample(const ReplicaSample& sample) override { inner_->OnSample(sample); }
+
+ private:
+  RunObserver* inner_;
+  std::function<void(const RequestRecord&)> ended_;
+};
 
 // `profile_gpu`: the device the scenario's profile describes (null if none),
 // for GPU names the catalogue does not know.
@@ -314,6 +336,19 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   // Nothing arrives after duration_s, so a generator may stop there.
   TrafficSpec traffic = spec_.traffic;
   if (spec_.duration_s && !std::isfinite(traffic.max_arrival_s)) traffic.max_arrival_s = *spec_.duration_s;
+  // Closed loop: the generator supplies requests in order (their lengths);
+  // the clients' pace sets their arrivals, so its own arrival times (a
+  // dense constant stream) are overwritten and its limits are applied here.
+  const std::optional<ClosedLoopSpec> closed_loop = traffic.closed_loop;
+  const SimTime stop_sending = std::isfinite(traffic.max_arrival_s) && traffic.max_arrival_s < 9.2e9
+                                   ? SecondsToTime(traffic.max_arrival_s)
+                                   : kTimeNever;
+  if (closed_loop) {
+    traffic.closed_loop.reset();
+    traffic.arrival = ArrivalProcess::kConstant;
+    traffic.rate_per_s = 1e6;
+    traffic.max_arrival_s = std::numeric_limits<double>::infinity();
+  }
   std::unique_ptr<RequestSource> source;
   FLEETSIM_RETURN_IF_ERROR(
       MakeRequestSource(traffic, sim.Stream("traffic"), &source).WithPrefix(spec_.file + ": "));
@@ -326,6 +361,13 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     for (int r = 0; r < p.spec->replicas; ++r) mo.replica_names.push_back(p.spec->name + "/" + std::to_string(r));
   std::unique_ptr<MetricsCollector> metrics;
   FLEETSIM_RETURN_IF_ERROR(MetricsCollector::Open(mo, &metrics));
+
+  // Closed-loop clients hear of each request's end: they send their next
+  // one a think time after it. Everything else goes to the metrics.
+  std::function<void(const RequestRecord&)> on_finished;
+  ForwardingObserver observer(metrics.get(), [&](const RequestRecord& rec) {
+    if (on_finished) on_finished(rec);
+  });
 
   // The fleet.
   const std::vector<std::unique_ptr<PerfModel>>& perf = perf_;
@@ -352,38 +394,63 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       std::unique_ptr<BatchScheduler> sched;
       FLEETSIM_RETURN_IF_ERROR(p.scheduler->factory(p.limits, p.spec->scheduler_options, &sched)
                                    .WithPrefix(spec_.file + ": " + p.spec->path + "."));
-      replicas.push_back(std::make_unique<Replica>(sim, ro, std::move(sched), *perf[pi], *metrics));
+      replicas.push_back(std::make_unique<Replica>(sim, ro, std::move(sched), *perf[pi], observer));
       by_model[p.model->name].push_back(replicas.back().get());
     }
   }
   const std::string default_model = !spec_.model.empty() ? spec_.model : pools_.front().model->name;
   std::unique_ptr<Router> router = router_->factory(sim.Stream("router"));
 
-  // Arrivals: one pending event at a time, pulled from the stream.
+  // A request reaches the router: to a replica of its model, or rejected.
   std::vector<int64_t> arrivals_in_interval(replicas.size(), 0);
-  Request next;
-  bool have = source->Next(&next);
-  Status source_status = source->status();
-  std::function<void()> arrive = [&] {
-    const std::string& model = next.model.empty() ? default_model : next.model;
+  auto route = [&](Request&& req) {
+    const std::string& model = req.model.empty() ? default_model : req.model;
     auto it = by_model.find(model);
     if (it == by_model.end()) {
-      metrics->OnArrival(next, -1);
+      observer.OnArrival(req, -1);
       RequestRecord rec;
-      rec.id = next.id;
-      rec.arrival = next.arrival;
+      rec.id = req.id;
+      rec.arrival = req.arrival;
       rec.finish = sim.now();
-      rec.prompt_tokens = next.prompt_tokens;
-      rec.output_tokens = next.output_tokens;
+      rec.prompt_tokens = req.prompt_tokens;
+      rec.output_tokens = req.output_tokens;
       rec.status = RequestStatus::kRejected;
       rec.reason = "unknown_model";
-      metrics->OnFinished(rec);
+      observer.OnFinished(rec);
     } else {
       const std::vector<Replica*>& cands = it->second;
-      Replica* target = cands[router->Route(next, cands)];
+      Replica* target = cands[router->Route(req, cands)];
       arrivals_in_interval[target->options().index]++;
-      target->Submit(std::move(next));
+      target->Submit(std::move(req));
     }
+  };
+
+  Request next;
+  Status source_status = source->status();
+  bool have = false;  // an open-loop arrival is pending
+  // Closed loop: a client sends now, if sending has not stopped.
+  int64_t sent = 0;
+  bool closing = false;
+  std::unordered_map<uint64_t, int64_t> client_of;  // request in flight -> its client
+  Rng think = sim.Stream("think");
+  std::function<void(int64_t)> send = [&](int64_t client) {
+    if (sent >= traffic.max_requests || sim.now() >= stop_sending) return;
+    Request req;
+    if (!source->Next(&req)) {
+      if (!source->status().ok()) {
+        source_status = source->status();
+        sim.Stop();
+      }
+      return;
+    }
+    ++sent;
+    req.arrival = sim.now();
+    client_of.emplace(req.id, client);
+    route(std::move(req));
+  };
+  // Arrivals: one pending event at a time, pulled from the stream.
+  std::function<void()> arrive = [&] {
+    route(std::move(next));
     next = Request();
     have = source->Next(&next);
     if (have) {
@@ -393,7 +460,27 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       sim.Stop();
     }
   };
-  if (have) sim.At(next.arrival, arrive);
+  if (closed_loop) {
+    on_finished = [&](const RequestRecord& rec) {
+      if (closing) return;
+      auto it = client_of.find(rec.id);
+      if (it == client_of.end()) return;
+      const int64_t client = it->second;
+      client_of.erase(it);
+      // The client has the response when its last token reaches it (or at
+      // once, when it was turned away).
+      SimTime gap = SecondsToTime(closed_loop->think_time_s);
+      if (closed_loop->exponential && gap > 0) gap = SecondsToTime(think.Exponential(closed_loop->think_time_s));
+      sim.At(std::max(rec.finish, sim.now()) + gap, [&send, client] { send(client); });
+    };
+    sim.At(0, [&] {
+      for (int64_t c = 0; c < closed_loop->users; ++c) send(c);
+    });
+  } else {
+    have = source->Next(&next);
+    source_status = source->status();
+    if (have) sim.At(next.arrival, arrive);
+  }
 
   // Samples for timeseries.csv: every `interval`, coarsened so the file
   // stays within options.timeseries_max_rows; idle stretches are skipped.
@@ -496,6 +583,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   const SimTime end =
       hit_duration ? until : std::max<SimTime>({metrics->last_finish(), metrics->last_arrival(), 0});
   if (end > last_sample) sample_all(end);
+  closing = true;
   for (auto& r : replicas) r->ReportUnfinished(end, "run_ended");
 
   facts.end = end;

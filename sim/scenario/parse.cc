@@ -45,7 +45,7 @@ const KeyTable kTables[] = {
     {"traffic.trace.output_tokens", {"dist", "value", "median", "sigma", "min", "max"}},
     {"traffic.generator",
      {"arrival", "rate_per_s", "cv", "prompt_tokens", "output_tokens", "lengths_csv", "model", "shared_prefix",
-      "sessions"}},
+      "sessions", "concurrency", "think_time_s", "think_time_dist"}},
     {"traffic.generator.prompt_tokens", {"dist", "value", "median", "sigma", "min", "max"}},
     {"traffic.generator.output_tokens", {"dist", "value", "median", "sigma", "min", "max"}},
     {"traffic.generator.shared_prefix", {"groups", "tokens"}},
@@ -166,6 +166,8 @@ const NumericBound kBounds[] = {
     IntIn("traffic.generator.shared_prefix.tokens", 1, kMaxSharedPrefixTokens),
     IntIn("traffic.generator.sessions.turns", 1, kMaxSessionTurns),
     NumAbove("traffic.generator.sessions.think_time_s", 0, kMaxSeconds),
+    IntIn("traffic.generator.concurrency", 1, kMaxClosedLoopUsers),
+    NumIn("traffic.generator.think_time_s", 0, kMaxSeconds),
     IntIn("traffic.generator.sessions.max_context_tokens", 1, kMaxSessionContextTokens),
     NumAbove("slo.ttft_ms", 0, kMaxMillis),
     NumAbove("slo.tpot_ms", 0, kMaxMillis),
@@ -475,10 +477,26 @@ void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Sta
   } else if (has_gen) {
     ts.kind = TrafficSpec::Kind::kGenerator;
     Obj g(t.At("generator"), "traffic.generator", "traffic.generator", err);
-    const int arr = g.Choice("arrival", {"poisson", "gamma", "constant"}, true);
-    ts.arrival = arr == 1 ? ArrivalProcess::kGamma : arr == 2 ? ArrivalProcess::kConstant : ArrivalProcess::kPoisson;
-    g.Number("rate_per_s", &ts.rate_per_s, true);
-    g.Number("cv", &ts.cv);
+    if (g.Has("concurrency")) {
+      // Closed loop: the clients' pace replaces the arrival process.
+      for (const char* open_loop : {"arrival", "rate_per_s", "cv", "sessions"})
+        if (g.ok() && g.Has(open_loop))
+          g.Fail(std::string("traffic.generator.") + open_loop,
+                 "does not apply with \"concurrency\" (closed-loop clients send as responses come back)");
+      ClosedLoopSpec c;
+      g.Int("concurrency", &c.users, true);
+      g.Number("think_time_s", &c.think_time_s);
+      c.exponential = g.Choice("think_time_dist", {"fixed", "exponential"}, false) == 1;
+      if (g.ok()) ts.closed_loop = c;
+    } else {
+      for (const char* closed_loop : {"think_time_s", "think_time_dist"})
+        if (g.ok() && g.Has(closed_loop))
+          g.Fail(std::string("traffic.generator.") + closed_loop, "applies only with \"concurrency\"");
+      const int arr = g.Choice("arrival", {"poisson", "gamma", "constant"}, true);
+      ts.arrival = arr == 1 ? ArrivalProcess::kGamma : arr == 2 ? ArrivalProcess::kConstant : ArrivalProcess::kPoisson;
+      g.Number("rate_per_s", &ts.rate_per_s, true);
+      g.Number("cv", &ts.cv);
+    }
     g.String("lengths_csv", &ts.lengths_csv);
     if (!ts.lengths_csv.empty()) ts.lengths_csv = ResolvePath(base_dir, ts.lengths_csv);
     g.String("model", &ts.model);

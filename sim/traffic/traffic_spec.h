@@ -99,6 +99,20 @@ struct SessionSpec {
 inline constexpr int32_t kMaxSessionTurns = 1 << 20;
 inline constexpr int32_t kMaxSessionContextTokens = 1 << 30;
 
+// Closed-loop clients, as benchmark tools (vllm bench serve
+// --max-concurrency, GenAI-Perf --concurrency) and chat users behave: `users`
+// clients each send a request, wait for its last token (or its rejection),
+// think, and send the next. All start at time 0. Lengths are the
+// generator's, drawn in request order, so they do not depend on timing;
+// arrival times follow the fleet. max_requests counts requests sent;
+// max_arrival_s (or duration_s) stops sending.
+struct ClosedLoopSpec {
+  int64_t users = 1;          // [1, kMaxClosedLoopUsers]
+  double think_time_s = 0;    // after a response, before the next request; >= 0
+  bool exponential = false;   // think time exponential with that mean (else fixed)
+};
+inline constexpr int64_t kMaxClosedLoopUsers = 1 << 20;
+
 struct TrafficSpec {
   enum class Kind { kTrace, kGenerator };
   Kind kind = Kind::kGenerator;
@@ -131,6 +145,8 @@ struct TrafficSpec {
   // Unset: no prefix ids, session_id -1, the stream exactly as without them.
   std::optional<SharedPrefixSpec> shared_prefix;
   std::optional<SessionSpec> sessions;
+  // Set: arrivals are closed-loop (the arrival process and rate do not apply).
+  std::optional<ClosedLoopSpec> closed_loop;
 
   // --- both ---
   int64_t max_requests = std::numeric_limits<int64_t>::max();  // stop after this many

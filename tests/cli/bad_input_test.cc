@@ -363,6 +363,19 @@ std::vector<BadCase> BadCases() {
   v.push_back(Case("SwapSpaceBeyondBound",
                    With(g, [](json& j) { j["fleet"]["pools"][0]["swap_space_gib"] = 1e308; }),
                    {"fleet.pools[0].swap_space_gib: ", "at most 65536"}));
+  v.push_back(Case("ClosedLoopWithARate",
+                   With(g, [](json& j) { j["traffic"]["generator"]["concurrency"] = 4; }),
+                   {"traffic.generator.arrival: ", "does not apply with \"concurrency\""}));
+  v.push_back(Case("ThinkTimeWithoutClosedLoop",
+                   With(g, [](json& j) { j["traffic"]["generator"]["think_time_s"] = 1; }),
+                   {"traffic.generator.think_time_s: ", "applies only with \"concurrency\""}));
+  v.push_back(Case("ClosedLoopUsersBeyondBound", With(g, [](json& j) {
+                     auto& gen = j["traffic"]["generator"];
+                     gen.erase("arrival");
+                     gen.erase("rate_per_s");
+                     gen["concurrency"] = 1 << 21;
+                   }),
+                   {"traffic.generator.concurrency: ", "at most 1048576"}));
   v.push_back(Case("LaunchOverheadBeyondBound", With(g, [](json& j) { j["perf"]["launch_overhead_us"] = 1e300; }),
                    {"perf.launch_overhead_us: ", "at most 1000000"}));
   v.push_back(Case("EfficiencyNearZero", With(g, [](json& j) { j["perf"]["link_efficiency"] = 1e-300; }),

@@ -80,7 +80,9 @@ void Walk(const json& raw, const std::string& path, SchemaFacts* f) {
     f->problems.push_back(path + ": schema node is not an object");
     return;
   }
-  if (node.contains("oneOf") || node.contains("anyOf")) {
+  // Alternatives: walk each. An object with its own properties uses oneOf
+  // only to constrain which of them go together (traffic.generator).
+  if ((node.contains("oneOf") || node.contains("anyOf")) && !node.contains("properties")) {
     for (const json& branch : node.contains("oneOf") ? node.at("oneOf") : node.at("anyOf")) Walk(branch, path, f);
     return;
   }
@@ -329,6 +331,18 @@ void Validate(const json& raw, const json& v, const std::string& where, std::vec
         matches += sub.empty();
       }
       if (matches != 1) errors->push_back(where + ": matches " + std::to_string(matches) + " oneOf branches");
+    } else if (kw == "anyOf") {
+      bool any = false;
+      for (const json& branch : arg) {
+        std::vector<std::string> sub;
+        Validate(branch, v, where, &sub);
+        any = any || sub.empty();
+      }
+      if (!any) errors->push_back(where + ": matches no anyOf branch");
+    } else if (kw == "not") {
+      std::vector<std::string> sub;
+      Validate(arg, v, where, &sub);
+      if (sub.empty()) errors->push_back(where + ": matches a schema it must not (" + arg.dump() + ")");
     } else {
       // Fail loudly rather than silently accept: extend the validator when
       // the schema grows a new keyword.
@@ -475,6 +489,13 @@ json ScenarioWith(const std::string& path, const json& v, const std::string& dis
   // end_s, min <= max) drops or widens the other side, so that the probe
   // tests the key's own bound.
   if (path == "warmup_s") j.erase("duration_s");
+  // Closed-loop keys go with "concurrency" and without an arrival process.
+  if (path == "traffic.generator.concurrency" || path == "traffic.generator.think_time_s" ||
+      path == "traffic.generator.think_time_dist") {
+    json& g = j["traffic"]["generator"];
+    for (const char* k : {"arrival", "rate_per_s", "cv", "sessions"}) g.erase(k);
+    g["concurrency"] = 2;
+  }
   if (path == "traffic.trace.start_s") j["traffic"]["trace"].erase("end_s");
   if (IsLengthKey(path) && LastKey(path) == "min") j[Pointer(path).parent_pointer()]["max"] = int64_t{1} << 30;
   j[Pointer(path)] = v;

@@ -357,6 +357,45 @@ TEST(Figures, TraceOfALargeRunKeepsTheRequestedSample) {
   EXPECT_EQ(*ids.rbegin(), 49);
 }
 
+// Closed-loop clients: never more than `users` requests in flight, the
+// first `users` sent at 0, and every later one exactly a think time after
+// some earlier request's last token reached its client.
+TEST(Figures, ClosedLoopClientsSendWhenTheirResponseArrives) {
+  ScenarioSpec spec = FixedLengths(1, 30, 300, 40);
+  spec.traffic.closed_loop = ClosedLoopSpec{3, 0.5, false};
+  spec.traffic.rate_per_s = 0;
+  Outcome o = RunSpec(spec, 1, "closed_loop");
+  ASSERT_EQ(o.summary.completed, 30);
+  std::vector<SimTime> arrivals, finishes;
+  for (const auto& r : CsvRows(o.requests_csv)) {
+    arrivals.push_back(ParseSeconds(r[1]));
+    finishes.push_back(ParseSeconds(r[4]));
+  }
+  std::multiset<SimTime> sends_due;  // finish + think of every request
+  for (SimTime f : finishes) sends_due.insert(f + SecondsToTime(0.5));
+  int at_zero = 0;
+  for (size_t i = 0; i < arrivals.size(); ++i) {
+    if (arrivals[i] == 0) {
+      ++at_zero;
+      continue;
+    }
+    auto it = sends_due.find(arrivals[i]);
+    ASSERT_NE(it, sends_due.end()) << "request " << i << " arrived at " << arrivals[i] << " ns, after no response";
+    sends_due.erase(it);
+    int in_flight = 0;
+    for (size_t j = 0; j < arrivals.size(); ++j) in_flight += arrivals[j] <= arrivals[i] && finishes[j] > arrivals[i];
+    EXPECT_LE(in_flight, 3);
+  }
+  EXPECT_EQ(at_zero, 3);
+  // Exponential think times: still at most 3 in flight, same count, and the
+  // run is reproducible.
+  spec.traffic.closed_loop->exponential = true;
+  Outcome a = RunSpec(spec, 7, "closed_loop_exp"), b = RunSpec(spec, 7, "closed_loop_exp2");
+  EXPECT_EQ(a.summary.completed, 30);
+  EXPECT_EQ(a.requests_csv, b.requests_csv);
+  EXPECT_NE(a.requests_csv, o.requests_csv);
+}
+
 TEST(Figures, OverLongRequestsAreTruncatedWhenThePoolSaysSo) {
   ScenarioSpec spec = FixedLengths(10, 6, 1000, 100);
   spec.pools[0].max_model_len = 512;
