@@ -104,6 +104,7 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   FLEETSIM_RETURN_IF_ERROR(ResolveEngine(*profile, plan->gpu->name, plan->model->name, p.tp, &plan->engine)
                                .WithPrefix(p.path + ".engine: "));
   plan->engine_name = profile->name;
+  if (p.engine_terms) plan->engine = *p.engine_terms;
   const ModelSpec& m = *plan->model;
   if (m.heads % p.tp != 0)
     return Status::Invalid(p.path + ".tp: " + std::to_string(p.tp) + " does not divide the " +
@@ -345,9 +346,11 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
                                    : kTimeNever;
   if (closed_loop) {
     traffic.closed_loop.reset();
-    traffic.arrival = ArrivalProcess::kConstant;
-    traffic.rate_per_s = 1e6;
     traffic.max_arrival_s = std::numeric_limits<double>::infinity();
+    if (traffic.kind == TrafficSpec::Kind::kGenerator) {
+      traffic.arrival = ArrivalProcess::kConstant;
+      traffic.rate_per_s = 1e6;
+    }
   }
   std::unique_ptr<RequestSource> source;
   FLEETSIM_RETURN_IF_ERROR(
@@ -366,6 +369,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   // one a think time after it. Everything else goes to the metrics.
   std::function<void(const RequestRecord&)> on_finished;
   ForwardingObserver observer(metrics.get(), [&](const RequestRecord& rec) {
+    if (options.on_request) options.on_request(rec);
     if (on_finished) on_finished(rec);
   });
 

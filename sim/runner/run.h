@@ -69,6 +69,9 @@ struct RunOptions {
   // Set asynchronously (a signal handler); the run stops at the next slice
   // with a Status saying so.
   const volatile std::sig_atomic_t* stop = nullptr;
+  // Called with every request's record as it ends (fleetsim fit compares
+  // them with observed requests); ids are the traffic's.
+  std::function<void(const RequestRecord&)> on_request;
 };
 
 struct RunReport {

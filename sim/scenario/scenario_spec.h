@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/engine_spec.h"
 #include "model/roofline.h"
 #include "sim/traffic/traffic_spec.h"
 
@@ -34,6 +35,9 @@ struct PoolSpec {
   // path, resolved against the scenario's folder; EngineIsFile). Empty:
   // the scheduler's own engine (sglang for sglang, else vllm).
   std::string engine;
+  // Set by a program, never by a scenario file (`fleetsim fit`): the
+  // engine's terms as given, instead of the profile's resolved ones.
+  std::optional<EngineSpec> engine_terms;
   std::string scheduler = "vllm";  // batch scheduler (registry)
   // Scheduler-specific options, checked by the scheduler's factory.
   std::map<std::string, double, std::less<>> scheduler_options;

@@ -73,6 +73,36 @@ Status OpenTraceReaderChecked(const TrafficSpec& spec, Rng rng, std::unique_ptr<
   return Status::Ok();
 }
 
+// kList: the given requests in order, ids renumbered, within the limits.
+class ListSource final : public RequestSource {
+ public:
+  ListSource(std::shared_ptr<const std::vector<Request>> requests, SimTime max_arrival, int64_t max_requests)
+      : requests_(std::move(requests)), max_arrival_(max_arrival), max_requests_(max_requests) {}
+  bool Next(Request* out) override {
+    if (next_ >= requests_->size() || static_cast<int64_t>(next_) >= max_requests_) return false;
+    const Request& r = (*requests_)[next_];
+    if (r.arrival >= max_arrival_) return false;
+    if (r.arrival < last_ || r.prompt_tokens <= 0 || r.output_tokens <= 0) {
+      status_ = Status::Invalid("traffic: request " + std::to_string(next_) +
+                                " arrives before the one ahead of it or has no tokens");
+      return false;
+    }
+    last_ = r.arrival;
+    *out = r;
+    out->id = next_++;
+    return true;
+  }
+  const Status& status() const override { return status_; }
+
+ private:
+  std::shared_ptr<const std::vector<Request>> requests_;
+  SimTime max_arrival_;
+  int64_t max_requests_;
+  size_t next_ = 0;
+  SimTime last_ = 0;
+  Status status_;
+};
+
 }  // namespace
 
 Status OpenTraceReader(const TrafficSpec& spec, Rng rng, std::unique_ptr<RequestSource>* out) {
@@ -101,6 +131,11 @@ Status MakeRequestSource(const TrafficSpec& spec, Rng rng, std::unique_ptr<Reque
     }
     case TrafficSpec::Kind::kGenerator:
       return GeneratorSource::Make(spec, rng, out);
+    case TrafficSpec::Kind::kList: {
+      if (!spec.requests) return Status::Invalid("traffic: no requests given");
+      *out = std::make_unique<ListSource>(spec.requests, LimitToTime(spec.max_arrival_s), spec.max_requests);
+      return Status::Ok();
+    }
   }
   return Status::Invalid("traffic: unknown kind");
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "sim/engine/rng.h"
@@ -114,8 +115,16 @@ struct ClosedLoopSpec {
 inline constexpr int64_t kMaxClosedLoopUsers = 1 << 20;
 
 struct TrafficSpec {
-  enum class Kind { kTrace, kGenerator };
+  // kList: requests given in memory (a replay of an observed run: `fleetsim
+  // fit`), not from a scenario file.
+  enum class Kind { kTrace, kGenerator, kList };
   Kind kind = Kind::kGenerator;
+
+  // --- kList ---
+  // In arrival order, arrivals non-decreasing from 0; ids are reassigned
+  // 0, 1, 2, ... With closed_loop, the arrivals are ignored (the clients'
+  // pace sets them) and the list gives the requests' order and lengths.
+  std::shared_ptr<const std::vector<Request>> requests;
 
   // --- kTrace ---
   TraceFormat format = TraceFormat::kCsv;
@@ -145,7 +154,8 @@ struct TrafficSpec {
   // Unset: no prefix ids, session_id -1, the stream exactly as without them.
   std::optional<SharedPrefixSpec> shared_prefix;
   std::optional<SessionSpec> sessions;
-  // Set: arrivals are closed-loop (the arrival process and rate do not apply).
+  // Set: arrivals are closed-loop (the arrival process and rate do not
+  // apply). Also for kList.
   std::optional<ClosedLoopSpec> closed_loop;
 
   // --- both ---
