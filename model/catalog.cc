@@ -516,6 +516,48 @@ Status LoadEngineProfileFile(const std::string& path, EngineProfile* out) {
   return ParseEngineProfile(text, path, out);
 }
 
+Status WriteEngineProfileJson(const EngineProfile& e, std::string* out) {
+  // Keys in the order the bundled files use; dump() keeps insertion order
+  // only with ordered_json.
+  nlohmann::ordered_json top;
+  top["format"] = "fleetsim-engine-profile";
+  top["version"] = 1;
+  top["name"] = e.name;
+  top["engine"] = e.engine;
+  top["description"] = e.description;
+  auto& graphs = top["cuda_graphs"];
+  graphs["mode"] = e.cuda_graphs == CudaGraphMode::kNone         ? "none"
+                   : e.cuda_graphs == CudaGraphMode::kDecodeOnly ? "decode_only"
+                                                                 : "all_steps";
+  if (!e.cuda_graph_sizes.empty()) graphs["sizes"] = e.cuda_graph_sizes;
+  graphs["source"] = e.cuda_graphs_source;
+  top["all_reduce"]["algorithm"] = e.all_reduce == AllReduceAlgorithm::kVllmCustom ? "vllm_custom" : "nccl_ring";
+  top["all_reduce"]["source"] = e.all_reduce_source;
+  auto& terms = top["terms"];
+  for (const char* term : kEngineTerms) {
+    auto it = e.terms.find(term);
+    if (it == e.terms.end() || it->second.empty())
+      return Status::Invalid("engine profile " + e.name + ": terms." + term + ": no entry");
+    auto& list = terms[term] = nlohmann::ordered_json::array();
+    for (const EngineTermEntry& v : it->second) {
+      if (!std::isfinite(v.value) || v.value < 0 || v.value > kMaxEngineTermUs)
+        return Status::Invalid("engine profile " + e.name + ": terms." + term + ": value out of range");
+      nlohmann::ordered_json entry;
+      entry["value"] = v.value;
+      if (!v.gpu.empty()) entry["gpu"] = v.gpu;
+      if (!v.model.empty()) entry["model"] = v.model;
+      if (v.tp > 0) entry["tp"] = v.tp;
+      entry["source"] = v.source;
+      entry["date"] = v.date;
+      if (!v.engine_version.empty()) entry["engine_version"] = v.engine_version;
+      if (v.estimate) entry["estimate"] = true;
+      list.push_back(std::move(entry));
+    }
+  }
+  *out = top.dump(2) + "\n";
+  return Status::Ok();
+}
+
 Status Catalog::AddEngineJson(std::string_view json_text, const std::string& origin) {
   EngineProfile e;
   FLEETSIM_RETURN_IF_ERROR(ParseEngineProfile(json_text, origin, &e));

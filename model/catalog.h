@@ -46,6 +46,9 @@ class Catalog {
 // errors name the origin and the JSON path.
 Status ParseEngineProfile(std::string_view json_text, const std::string& origin, EngineProfile* out);
 Status LoadEngineProfileFile(const std::string& path, EngineProfile* out);
+// The profile as JSON that ParseEngineProfile reads back to the same
+// profile (every value a finite double within the parser's bounds).
+Status WriteEngineProfileJson(const EngineProfile& profile, std::string* out);
 
 // "A, B, C": for error messages listing valid names.
 std::string JoinNames(const std::vector<std::string>& names);

@@ -154,6 +154,33 @@ TEST(EngineProfile, BundledProfilesParseAndSayWhatIsEstimated) {
   EXPECT_EQ(sglang.GraphSize(161, true), 0);
 }
 
+// Written and read back: the same terms for every pool (fleetsim fit writes
+// profiles this way).
+TEST(EngineProfile, WritesWhatItReads) {
+  Catalog c;
+  ASSERT_TRUE(Catalog::LoadBuiltin(&c).ok());
+  for (const std::string& name : c.EngineNames()) {
+    SCOPED_TRACE(name);
+    const EngineProfile& p = *c.FindEngine(name);
+    std::string text;
+    ASSERT_TRUE(WriteEngineProfileJson(p, &text).ok());
+    EngineProfile back;
+    const Status s = ParseEngineProfile(text, "back.json", &back);
+    ASSERT_TRUE(s.ok()) << s.message();
+    std::string again;
+    ASSERT_TRUE(WriteEngineProfileJson(back, &again).ok());
+    EXPECT_EQ(text, again);
+    for (int tp : {1, 2, 8}) {
+      EngineSpec a, b;
+      ASSERT_TRUE(ResolveEngine(p, "H100-SXM", "Llama-3.1-70B", tp, &a).ok());
+      ASSERT_TRUE(ResolveEngine(back, "H100-SXM", "Llama-3.1-70B", tp, &b).ok());
+      EXPECT_EQ(a.cpu_overhead_fixed_us, b.cpu_overhead_fixed_us);
+      EXPECT_EQ(a.custom_all_reduce_latency_us, b.custom_all_reduce_latency_us);
+      EXPECT_EQ(a.cuda_graph_sizes, b.cuda_graph_sizes);
+    }
+  }
+}
+
 // vLLM's kernel choice (custom_all_reduce.cuh): one-shot on 2 GPUs, or on
 // NVLink below 512 KiB up to 4 GPUs and below 256 KiB up to 8; two-shot
 // otherwise; enabled for 2, 4, 6, 8 GPUs, and on PCIe for 2 only.
