@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/fit/fit_report.h"
 #include "sim/scenario/scenario_spec.h"
 
 namespace fleetsim {
@@ -120,6 +121,15 @@ TEST(EngineFit, RecoversTermsThatReproduceKnownRuns) {
   EXPECT_NEAR(f.terms[0], truth[0], 0.2 * truth[0]);
   EXPECT_NEAR(f.terms[1], truth[1], 0.35 * truth[1]);
   EXPECT_EQ(f.left_out.size(), runs.size());
+  // The report: every term and metric, a table per stage, the chart.
+  const std::string md = FitReportMarkdown(f, runs, "vllm-fit");
+  for (const char* term : kFitTerms) EXPECT_NE(md.find(term), std::string::npos) << term;
+  for (const char* metric : kFitMetrics) EXPECT_NE(md.find(metric), std::string::npos) << metric;
+  EXPECT_NE(md.find("## Per run, left out of the fit"), std::string::npos);
+  const std::string svg = FitErrorsSvg(f);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+  EXPECT_EQ(svg, FitErrorsSvg(f));
 }
 
 TEST(EngineFit, RefusesWhatItCannotFit) {
