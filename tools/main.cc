@@ -183,11 +183,19 @@ Status CheckOutputFile(const std::string& option, const std::string& path) {
   return Status::Ok();
 }
 
+// Writes `text` to `path` atomically: into a temporary file beside it, then
+// renamed over it, so a failed or interrupted command never leaves a
+// half-written file (or a broken previous one).
 Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
+  const std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  std::ofstream f(tmp, std::ios::binary);
   f << text;
   f.close();
-  if (!f) return Status::Invalid("cannot write \"" + path + "\": " + std::strerror(errno));
+  if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return Status::Invalid("cannot write \"" + path + "\": " + why);
+  }
   return Status::Ok();
 }
 
