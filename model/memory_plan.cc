@@ -91,6 +91,12 @@ int64_t KvBytesPerTokenPerGpu(const ModelSpec& model, const ShardPlan& shard) {
     const int64_t whole = *model.kv_bytes_per_token_override;
     return (whole * d.layers + model.layers - 1) / model.layers;
   }
+  if (model.mla) {
+    // One latent per token and layer, shared by all heads: every
+    // tensor-parallel GPU keeps it whole (as vLLM's MLA backends do).
+    const double latent = static_cast<double>(d.layers) * (model.mla->kv_lora_rank + model.mla->qk_rope_head_dim);
+    return std::llround(latent * DTypeBytes(model.kv_dtype));
+  }
   const double elements = 2.0 * d.layers * d.kv_heads * model.head_dim;  // K and V
   return std::llround(elements * DTypeBytes(model.kv_dtype));
 }

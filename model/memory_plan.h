@@ -36,8 +36,8 @@ Status CheckShardPlan(const ModelSpec& model, const ShardPlan& shard);
 
 // This GPU's share of one token's KV, in bytes: K and V of the layers of the
 // largest pipeline stage, for this GPU's KV heads (ShardDims). A model with
-// kv_bytes_per_token_override (latent attention) keeps its compressed KV
-// whole on every tensor-parallel GPU, so only pp divides it.
+// kv_bytes_per_token_override or MLA (latent attention) keeps its compressed
+// KV whole on every tensor-parallel GPU, so only pp divides it.
 // REQUIRES: CheckShardPlan(model, shard).ok().
 int64_t KvBytesPerTokenPerGpu(const ModelSpec& model, const ShardPlan& shard);
 

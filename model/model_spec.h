@@ -30,10 +30,44 @@ struct ModelSpec {
   // as DeepSeek's MLA store a compressed KV the formula cannot derive).
   std::optional<int64_t> kv_bytes_per_token_override;
 
+  // Multi-head latent attention (DeepSeek-V2/V3): queries and KV pass
+  // through low-rank projections and the KV cache holds, per token and
+  // layer, one latent of kv_lora_rank + qk_rope_head_dim elements shared by
+  // all heads (576 for DeepSeek-V3) instead of K and V per KV head. Absent
+  // for ordinary attention. `heads` still counts query heads; `head_dim` is
+  // qk_nope_head_dim + qk_rope_head_dim.
+  struct Mla {
+    int q_lora_rank = 0;  // 0: queries projected directly from hidden
+    int kv_lora_rank = 0;
+    int qk_nope_head_dim = 0;
+    int qk_rope_head_dim = 0;
+    int v_head_dim = 0;
+  };
+  std::optional<Mla> mla;
+  // DeepSeek-style MoE: the first `dense_layers` layers have one dense MLP
+  // of `dense_intermediate` columns; every other layer has `experts` routed
+  // experts plus `shared_experts` experts every token passes, all of
+  // `intermediate` columns. 0, 0, 0 for Mixtral-style MoE and dense models.
+  int dense_layers = 0;
+  int dense_intermediate = 0;
+  int shared_experts = 0;
+
+  // Quantised checkpoints keep the embedding and lm_head unquantised
+  // (AWQ, GPTQ, FP8 as vLLM loads them); unset means weight_dtype.
+  std::optional<DType> embedding_dtype;
+  // Group-wise quantisation (AWQ, GPTQ, FP8 block scales): every
+  // quant_group_size weights of the quantised matrices carry
+  // quant_group_bytes of scale and zero point. 0, 0: none.
+  int64_t quant_group_size = 0;
+  double quant_group_bytes = 0;
+
   bool is_moe() const { return experts > 0; }
-  // All weights, in bytes: embeddings, lm_head, every layer and expert.
+  // All weights, in bytes: embeddings and lm_head in embedding_dtype, the
+  // rest in weight_dtype, plus the quantisation groups' scales.
   int64_t WeightBytes() const;
-  // K and V of one token across all layers, in bytes.
+  // embedding + lm_head (unless tied), in parameters.
+  int64_t EmbeddingParamCount() const;
+  // K and V of one token across all layers, in bytes (MLA: the latent).
   int64_t KvBytesPerToken() const;
   int64_t ParamCount() const;
 

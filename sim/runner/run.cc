@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "base/sha256.h"
+#include "model/hf_config.h"
 #include "model/profile.h"
 #include "model/profile_perf_model.h"
 #include "sim/cluster/replica.h"
@@ -71,14 +72,45 @@ class ForwardingObserver final : public RunObserver {
   std::function<void(const RequestRecord&)> ended_;
 };
 
+// The pool's model: a zoo entry, or a Hugging Face config.json read into
+// *owned; either given the pool's kv_cache_dtype (then copied into *owned).
+Status ResolveModel(const PoolSpec& p, const Catalog& catalog, PoolPlan* plan, std::unique_ptr<ModelSpec>* owned) {
+  std::unique_ptr<ModelSpec> own;
+  if (ModelIsFile(p.model)) {
+    HfModel hf;
+    FLEETSIM_RETURN_IF_ERROR(LoadHfConfigFile(p.model, &hf).WithPrefix(p.path + ".model: "));
+    own = std::make_unique<ModelSpec>(std::move(hf.spec));
+    for (const std::string& w : hf.warnings) plan->model_warnings.push_back("model config " + p.model + ": " + w);
+  } else {
+    plan->model = catalog.FindModel(p.model);
+    if (!plan->model)
+      return Status::Invalid(p.path + ".model: " + Unknown("model", p.model, catalog.ModelNames()) +
+                             " (or a path to a Hugging Face config.json)");
+    if (p.kv_cache_dtype == "auto") return Status::Ok();
+    own = std::make_unique<ModelSpec>(*plan->model);
+  }
+  if (p.kv_cache_dtype != "auto") {
+    const std::optional<DType> kv = ParseDType(p.kv_cache_dtype);
+    FLEETSIM_CHECK(kv.has_value());  // the parser admits only dtype names
+    // A fixed KV size (latent attention written as bytes) scales with the
+    // element size.
+    if (own->kv_bytes_per_token_override)
+      own->kv_bytes_per_token_override = std::llround(static_cast<double>(*own->kv_bytes_per_token_override) *
+                                                      DTypeBytes(*kv) / DTypeBytes(own->kv_dtype));
+    own->kv_dtype = *kv;
+  }
+  plan->model = own.get();
+  *owned = std::move(own);
+  return Status::Ok();
+}
+
 // `profile_gpu`: the device the scenario's profile describes (null if none),
-// for GPU names the catalogue does not know.
+// for GPU names the catalogue does not know. A model the pool owns (see
+// ResolveModel) goes to *owned.
 Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& policies, const GpuSpec* profile_gpu,
-                   PoolPlan* plan) {
+                   PoolPlan* plan, std::unique_ptr<ModelSpec>* owned) {
   plan->spec = &p;
-  plan->model = catalog.FindModel(p.model);
-  if (!plan->model)
-    return Status::Invalid(p.path + ".model: " + Unknown("model", p.model, catalog.ModelNames()));
+  FLEETSIM_RETURN_IF_ERROR(ResolveModel(p, catalog, plan, owned));
   plan->gpu = catalog.FindGpu(p.gpu);
   if (!plan->gpu && profile_gpu && profile_gpu->name == p.gpu) plan->gpu = profile_gpu;
   if (!plan->gpu)
@@ -179,6 +211,11 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
 // JSON paths.
 Status MakePerfModel(const ScenarioSpec& s, const PoolPlan& p, const Profile* profile,
                      std::unique_ptr<PerfModel>* out) {
+  const ModelSpec& model = *p.model;
+  if (model.mla || model.shared_experts > 0 || model.dense_layers > 0)
+    return Status::Invalid(s.file + ": " + p.spec->path + ".model: " + model.name +
+                           " is read and memory-planned, but the performance model cannot price multi-head latent "
+                           "attention, shared experts or leading dense layers yet (DeepSeek-V3), so it cannot run");
   if (!profile) {
     *out = std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, p.engine,
                                                RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set));
@@ -207,8 +244,9 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
                           std::unique_ptr<ScenarioRun>* out) {
   std::unique_ptr<ScenarioRun> run(new ScenarioRun(spec, catalog, policies));
   const ScenarioSpec& s = run->spec_;  // pool plans point into the run's own copy
-  if (!s.model.empty() && !catalog.FindModel(s.model))
-    return Status::Invalid(s.file + ": model: " + Unknown("model", s.model, catalog.ModelNames()));
+  if (!s.model.empty() && !ModelIsFile(s.model) && !catalog.FindModel(s.model))
+    return Status::Invalid(s.file + ": model: " + Unknown("model", s.model, catalog.ModelNames()) +
+                           " (or a path to a Hugging Face config.json)");
   run->router_ = policies.routers.Find(s.router);
   if (!run->router_)
     return Status::Invalid(s.file + ": fleet.router: " + Unknown("router", s.router, policies.routers.Names()));
@@ -223,8 +261,10 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
   }
   for (const PoolSpec& p : s.pools) {
     PoolPlan plan;
+    std::unique_ptr<ModelSpec> owned;
     FLEETSIM_RETURN_IF_ERROR(
-        ResolvePool(p, catalog, policies, run->profile_gpu_.get(), &plan).WithPrefix(s.file + ": "));
+        ResolvePool(p, catalog, policies, run->profile_gpu_.get(), &plan, &owned).WithPrefix(s.file + ": "));
+    if (owned) run->models_.push_back(std::move(owned));
     run->pools_.push_back(plan);
   }
   // Input files are checked here so that `validate` catches a missing one,
@@ -643,6 +683,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   // Engine terms that are not measurements: the figures carry their
   // uncertainty, and the user should know which.
   for (const PoolPlan& p : pools_) {
+    for (const std::string& w : p.model_warnings) report->summary.warnings.push_back("pool " + p.spec->name + ": " + w);
     const std::vector<std::string> estimated = p.engine.TermsAt("estimate");
     const std::vector<std::string> borrowed = p.engine.TermsAt("same_gpu");
     auto join = [](const std::vector<std::string>& v) {

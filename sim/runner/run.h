@@ -47,6 +47,9 @@ struct PoolPlan {
   int64_t host_kv_blocks = 0;    // swap space, in KV blocks
   std::optional<double> usd_per_gpu_hour;
   std::string price_source;
+  // Keys of the pool's model config (a Hugging Face config.json) that were
+  // ignored; the run's summary lists them under warnings.
+  std::vector<std::string> model_warnings;
 };
 
 struct Progress {
@@ -123,6 +126,9 @@ class ScenarioRun {
   const Policies& policies_;
   const RouterRegistry::Entry* router_ = nullptr;
   std::vector<PoolPlan> pools_;
+  // Models the run owns, which pools point at: those read from a config.json
+  // and zoo models given another KV cache dtype by their pool.
+  std::vector<std::unique_ptr<ModelSpec>> models_;
   std::vector<std::unique_ptr<PerfModel>> perf_;  // one per pool, built in Build
 };
 

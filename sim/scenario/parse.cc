@@ -32,7 +32,7 @@ const KeyTable kTables[] = {
     {"fleet.pools[]",
      {"name", "model", "gpu", "replicas", "tp", "pp", "engine", "scheduler", "scheduler_options", "preemption",
       "swap_space_gib", "max_model_len", "prefix_caching", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
-      "block_size", "pricing_class", "usd_per_gpu_hour", "over_max_model_len"}},
+      "block_size", "kv_cache_dtype", "pricing_class", "usd_per_gpu_hour", "over_max_model_len"}},
     // The union of every registered scheduler's options; each scheduler
     // refuses the ones that are not its own.
     {"fleet.pools[].scheduler_options",
@@ -549,6 +549,9 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
     o.String("name", &p.name);
     p.model = spec->model;
     o.String("model", &p.model);
+    // A zoo name, or a Hugging Face config.json (a path, relative to the
+    // scenario); the scenario's own model is already resolved.
+    if (o.Has("model") && ModelIsFile(p.model)) p.model = ResolvePath(base_dir, p.model);
     if (o.ok() && p.model.empty()) o.Fail(p.path + ".model", "required (or set the scenario's \"model\")");
     o.String("gpu", &p.gpu, true);
     o.Int("replicas", &p.replicas);
@@ -586,6 +589,9 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
     o.OptInt("max_num_seqs", &p.max_num_seqs);
     o.Number("gpu_memory_utilization", &p.gpu_memory_utilization);
     o.Int("block_size", &p.block_size);
+    static const char* const kKvCacheDtypes[] = {"auto", "fp8", "bf16", "fp16"};  // as Choice lists them
+    if (const int kv = o.Choice("kv_cache_dtype", {"auto", "fp8", "bf16", "fp16"}, false); kv >= 0)
+      p.kv_cache_dtype = kKvCacheDtypes[kv];
     o.String("pricing_class", &p.pricing_class);
     o.OptNumber("usd_per_gpu_hour", &p.usd_per_gpu_hour);
     for (const PoolSpec& q : spec->pools)
@@ -661,6 +667,7 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
   top.OptNumber("duration_s", &spec.duration_s);
   top.Number("warmup_s", &spec.warmup_s);
   top.String("model", &spec.model);
+  if (ModelIsFile(spec.model)) spec.model = ResolvePath(base_dir, spec.model);
   if (err.ok() && !top.Has("fleet")) top.Fail("fleet", "required");
   if (err.ok()) {
     Obj fleet(top.At("fleet"), "fleet", "fleet", &err);

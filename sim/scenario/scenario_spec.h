@@ -23,10 +23,16 @@ inline bool EngineIsFile(const std::string& engine) {
          (engine.size() > 5 && engine.compare(engine.size() - 5, 5, ".json") == 0);
 }
 
+// A model name that names a Hugging Face config.json rather than a zoo
+// entry: it contains '/' or ends with ".json" (model/hf_config.h).
+inline bool ModelIsFile(const std::string& model) { return EngineIsFile(model); }
+
 struct PoolSpec {
   std::string path;            // JSON path, "fleet.pools[0]", for messages
   std::string name;            // defaults to "pool<i>"
-  std::string model;           // defaults to the scenario's model
+  // Defaults to the scenario's model. A zoo name, or a path to a Hugging
+  // Face config.json (ModelIsFile; resolved against the scenario's folder).
+  std::string model;
   std::string gpu;
   int replicas = 1;
   int tp = 1;
@@ -55,6 +61,9 @@ struct PoolSpec {
   std::optional<int64_t> max_num_seqs;
   double gpu_memory_utilization = 0.9;
   int block_size = 16;
+  // The KV cache's dtype, as vLLM's --kv-cache-dtype: "auto" (the model's),
+  // "fp8", "bf16" or "fp16". fp8 halves the KV bytes per token.
+  std::string kv_cache_dtype = "auto";
   std::string pricing_class = "on_demand";
   std::optional<double> usd_per_gpu_hour;  // overrides the catalogue price
 };
@@ -68,7 +77,7 @@ struct ScenarioSpec {
   uint64_t seed = 0;
   std::optional<double> duration_s;  // hard stop; unset: run until drained
   double warmup_s = 0;
-  std::string model;           // default model of pools and requests
+  std::string model;           // default model of pools and requests (a path already resolved)
   std::string router = "round_robin";
   std::vector<PoolSpec> pools;
   TrafficSpec traffic;         // paths already resolved against the scenario's folder

@@ -98,12 +98,58 @@ BadCase RunCase(std::string name, const json& scenario, std::vector<std::pair<st
   return c;
 }
 
+std::string ReadTestFile(const std::string& relative) {
+  std::ifstream in(std::string(FLEETSIM_SOURCE_DIR) + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 const char kAzureHeader[] = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
 const char kLengthHeader[] = "num_prefill_tokens,num_decode_tokens,num_total_tokens,pd_ratio\n";
 
 std::vector<BadCase> BadCases() {
   const json g = GeneratorScenario();
   std::vector<BadCase> v;
+
+  // ---- a model given as a Hugging Face config.json beside the scenario ----
+  {
+    const json with_config = With(g, [](json& j) { j["model"] = "cfg.json"; });
+    auto config_case = [&](std::string name, const std::function<void(json&)>& edit_config,
+                           std::vector<std::string> expect, const std::string& base = "llama-3.1-8b.json") {
+      BadCase c = Case(std::move(name), with_config, std::move(expect));
+      json config = json::parse(ReadTestFile("tests/model/data/hf/" + base));
+      edit_config(config);
+      c.files = {{"cfg.json", config.dump(2)}};
+      return c;
+    };
+    v.push_back(config_case("HfConfigUnknownArchitecture",
+                            [](json& c) { c["architectures"] = {"GPT2LMHeadModel"}; },
+                            {"fleet.pools[0].model: {dir}/cfg.json: architectures: unknown architecture "
+                             "\"GPT2LMHeadModel\"", "LlamaForCausalLM"}));
+    v.push_back(config_case("HfConfigSlidingWindow", [](json&) {},
+                            {"{dir}/cfg.json: sliding_window: sliding-window attention is not modelled"},
+                            "mistral-7b-v0.1.json"));
+    v.push_back(config_case("HfConfigUnknownQuantMethod",
+                            [](json& c) { c["quantization_config"] = {{"quant_method", "bitsandbytes"}}; },
+                            {"{dir}/cfg.json: quantization_config.quant_method: unknown quantisation method "
+                             "\"bitsandbytes\""}));
+    v.push_back(config_case("HfConfigMissingKey", [](json& c) { c.erase("hidden_size"); },
+                            {"{dir}/cfg.json: hidden_size: missing required key"}));
+    BadCase ds = config_case("HfConfigDeepSeekIsNotPriced", [](json&) {},
+                             {"fleet.pools[0].model: {dir}/cfg.json", "multi-head latent attention"},
+                             "deepseek-v3.json");
+    json scenario = json::parse(ds.scenario);
+    scenario["fleet"]["pools"][0]["gpu"] = "H200";
+    scenario["fleet"]["pools"][0]["tp"] = 8;
+    ds.scenario = scenario.dump(2);
+    v.push_back(ds);
+    v.push_back(Case("HfConfigFileMissing", With(g, [](json& j) { j["model"] = "nowhere/config.json"; }),
+                     {"fleet.pools[0].model: cannot open model config \"{dir}/nowhere/config.json\""}));
+  }
+  v.push_back(Case("UnknownKvCacheDtype",
+                   With(g, [](json& j) { j["fleet"]["pools"][0]["kv_cache_dtype"] = "int4"; }),
+                   {"fleet.pools[0].kv_cache_dtype: unknown value \"int4\"", "fp8"}));
 
   // ---- JSON syntax and shape ----
   {
@@ -949,6 +995,29 @@ TEST(CliGoodInput, ValidatesQuickstart) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(path + ": ok"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Llama-3.1-8B"), std::string::npos) << r.output;
+}
+
+// A model given as a config.json beside the scenario validates and runs; its
+// unknown keys reach the summary's warnings, and kv_cache_dtype is taken.
+TEST(CliGoodInput, HfConfigModelValidatesAndRuns) {
+  ScratchDir dir;
+  json config = json::parse(ReadTestFile("tests/model/data/hf/llama-3.1-8b.json"));
+  config["some_future_key"] = 1;
+  dir.Write("cfg.json", config.dump(2));
+  json scenario = GeneratorScenario();
+  scenario["model"] = "cfg.json";
+  scenario["fleet"]["pools"][0]["kv_cache_dtype"] = "fp8";
+  const std::string path = dir.Write("scenario.json", scenario.dump(2));
+  const CommandResult val = RunFleetsim("validate " + ShellQuote(path));
+  EXPECT_EQ(val.exit_code, 0) << val.output;
+  EXPECT_NE(val.output.find(path + ": ok"), std::string::npos) << val.output;
+  const std::string out = dir.File("out");
+  const CommandResult run = RunFleetsim("run --quiet --out " + ShellQuote(out) + " " + ShellQuote(path));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::ifstream in(out + "/summary.json");
+  const json s = json::parse(in);
+  EXPECT_EQ(s.at("requests").at("completed"), 20) << s.dump();
+  EXPECT_NE(s.at("warnings").dump().find("some_future_key"), std::string::npos) << s.at("warnings").dump();
 }
 
 TEST(CliGoodInput, ListNamesEveryModelGpuEngineAndPolicy) {

@@ -1,0 +1,258 @@
+// model/hf_config: published config.json files read into the same figures as
+// the zoo, quantised weights counted by hand, DeepSeek-V3's 671B parameters
+// and latent KV, and every refusal naming the file and the key.
+#include "model/hf_config.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/file.h"
+#include "model/catalog.h"
+#include "model/memory_plan.h"
+
+namespace fleetsim {
+namespace {
+
+using nlohmann::json;
+
+std::string DataPath(const std::string& file) {
+  return std::string(FLEETSIM_SOURCE_DIR) + "/tests/model/data/hf/" + file;
+}
+
+json ReadConfig(const std::string& file) {
+  std::string text;
+  EXPECT_TRUE(ReadWholeFile(DataPath(file), "test config", &text).ok());
+  return json::parse(text);
+}
+
+// Parses `config` (as if from "cfg.json"); fails the test on an error.
+HfModel Parse(const json& config) {
+  HfModel m;
+  const Status s = ParseHfConfig(config.dump(), "cfg.json", &m);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return m;
+}
+
+std::string ParseError(const json& config) {
+  HfModel m;
+  const Status s = ParseHfConfig(config.dump(), "cfg.json", &m);
+  EXPECT_FALSE(s.ok());
+  return s.message();
+}
+
+const ModelSpec& Zoo(const Catalog& c, const std::string& name) {
+  const ModelSpec* m = c.FindModel(name);
+  EXPECT_NE(m, nullptr) << name;
+  return *m;
+}
+
+void ExpectSameFigures(const ModelSpec& got, const ModelSpec& want) {
+  EXPECT_EQ(got.layers, want.layers);
+  EXPECT_EQ(got.hidden, want.hidden);
+  EXPECT_EQ(got.heads, want.heads);
+  EXPECT_EQ(got.kv_heads, want.kv_heads);
+  EXPECT_EQ(got.head_dim, want.head_dim);
+  EXPECT_EQ(got.intermediate, want.intermediate);
+  EXPECT_EQ(got.vocab, want.vocab);
+  EXPECT_EQ(got.max_model_len, want.max_model_len);
+  EXPECT_EQ(got.experts, want.experts);
+  EXPECT_EQ(got.experts_top_k, want.experts_top_k);
+  EXPECT_EQ(got.tied_embeddings, want.tied_embeddings);
+  EXPECT_EQ(got.weight_dtype, want.weight_dtype);
+  EXPECT_EQ(got.kv_dtype, want.kv_dtype);
+  EXPECT_EQ(got.compute_dtype, want.compute_dtype);
+  EXPECT_EQ(got.ParamCount(), want.ParamCount());
+  EXPECT_EQ(got.WeightBytes(), want.WeightBytes());
+  EXPECT_EQ(got.KvBytesPerToken(), want.KvBytesPerToken());
+}
+
+class HfConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(Catalog::LoadBuiltin(&catalog_).ok()); }
+  Catalog catalog_;
+};
+
+TEST_F(HfConfigTest, LlamaConfigGivesTheZooEntry) {
+  HfModel m;
+  ASSERT_TRUE(LoadHfConfigFile(DataPath("llama-3.1-8b.json"), &m).ok());
+  ExpectSameFigures(m.spec, Zoo(catalog_, "Llama-3.1-8B"));
+  EXPECT_EQ(m.spec.name, DataPath("llama-3.1-8b.json"));
+  EXPECT_TRUE(m.warnings.empty()) << m.warnings.front();
+}
+
+TEST_F(HfConfigTest, MixtralConfigGivesTheZooEntry) {
+  const HfModel m = Parse(ReadConfig("mixtral-8x7b-v0.1.json"));
+  ExpectSameFigures(m.spec, Zoo(catalog_, "Mixtral-8x7B"));
+}
+
+// No zoo entry: the published sizes. Qwen2.5-7B is 7.61B with its q/k/v
+// biases (28 layers x (3584 + 2 x 512) = 129,024, not counted);
+// Mistral-7B-v0.3 is 7.25B.
+TEST_F(HfConfigTest, QwenAndMistralFieldsAndCounts) {
+  const ModelSpec q = Parse(ReadConfig("qwen2.5-7b-instruct.json")).spec;
+  EXPECT_EQ(q.layers, 28);
+  EXPECT_EQ(q.hidden, 3584);
+  EXPECT_EQ(q.heads, 28);
+  EXPECT_EQ(q.kv_heads, 4);
+  EXPECT_EQ(q.head_dim, 128);  // 3584 / 28: the config has no head_dim
+  EXPECT_EQ(q.intermediate, 18944);
+  EXPECT_EQ(q.vocab, 152064);
+  EXPECT_EQ(q.max_model_len, 32768);
+  EXPECT_EQ(q.ParamCount(), 7615487488);
+  const ModelSpec m = Parse(ReadConfig("mistral-7b-v0.3.json")).spec;
+  EXPECT_EQ(m.vocab, 32768);
+  EXPECT_EQ(m.ParamCount(), 7248023552);
+  EXPECT_EQ(m.KvBytesPerToken(), 2 * 32 * 8 * 128 * 2);
+}
+
+TEST_F(HfConfigTest, DefaultsKvHeadsToHeadsAndHonoursHeadDim) {
+  json c = ReadConfig("llama-3.1-8b.json");
+  c.erase("num_key_value_heads");
+  c["head_dim"] = 64;
+  const ModelSpec m = Parse(c).spec;
+  EXPECT_EQ(m.kv_heads, 32);
+  EXPECT_EQ(m.head_dim, 64);
+}
+
+// Llama-3.1-8B: 1,050,673,152 embedding + lm_head parameters stay bf16;
+// the other 6,979,588,096 are quantised.
+constexpr int64_t kLlamaEmbedding = 1050673152;
+constexpr int64_t kLlamaRest = 6979588096;
+
+TEST_F(HfConfigTest, Fp8WeightsMatchTheFp8ZooEntry) {
+  json c = ReadConfig("llama-3.1-8b.json");
+  c["quantization_config"] = {{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}};
+  const ModelSpec m = Parse(c).spec;
+  EXPECT_EQ(m.weight_dtype, DType::kFp8);
+  EXPECT_EQ(m.kv_dtype, DType::kBf16);
+  EXPECT_EQ(m.WeightBytes(), kLlamaEmbedding * 2 + kLlamaRest);  // 9,080,934,400
+  EXPECT_EQ(m.WeightBytes(), Zoo(catalog_, "Llama-3.1-8B-FP8").WeightBytes());
+  // The RedHatAI checkpoint's own form.
+  c["quantization_config"] = json::parse(R"({"quant_method": "compressed-tensors", "format": "float-quantized",
+      "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float",
+      "strategy": "channel", "symmetric": true, "dynamic": false}}}, "ignore": ["lm_head"]})");
+  EXPECT_EQ(Parse(c).spec.WeightBytes(), kLlamaEmbedding * 2 + kLlamaRest);
+}
+
+TEST_F(HfConfigTest, AwqInt4CountsScalesAndZerosPerGroup) {
+  json c = ReadConfig("llama-3.1-8b.json");
+  c["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128},
+                              {"zero_point", true}, {"version", "gemm"}};
+  const ModelSpec m = Parse(c).spec;
+  EXPECT_EQ(m.weight_dtype, DType::kInt4);
+  // Half a byte per weight, and per group of 128 an fp16 scale (2 bytes)
+  // and a 4-bit zero (0.5): 6,979,588,096 / 128 = 54,528,032 groups.
+  EXPECT_EQ(m.WeightBytes(), kLlamaEmbedding * 2 + kLlamaRest / 2 + 54528032 * 5 / 2);  // 5,727,460,432
+}
+
+TEST_F(HfConfigTest, GptqInt8CountsScalesAndZerosPerGroup) {
+  json c = ReadConfig("llama-3.1-8b.json");
+  c["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 8}, {"group_size", 128}, {"sym", true},
+                              {"desc_act", false}};
+  const ModelSpec m = Parse(c).spec;
+  EXPECT_EQ(m.weight_dtype, DType::kInt8);
+  EXPECT_EQ(m.WeightBytes(), kLlamaEmbedding * 2 + kLlamaRest + 54528032 * 3);  // scale 2 + zero 1
+}
+
+// DeepSeek-V3, counted from its config (hidden 7168, 61 layers, 128 heads):
+//   MLA per layer: q_a 7168x1536 + norm 1536 + q_b 1536x128x192
+//     + kv_a 7168x576 + norm 512 + kv_b 512x128x256 + o 16384x7168
+//     = 187,107,328; two norms 14,336
+//   3 dense layers: MLP 3x7168x18432 = 396,361,728
+//   58 MoE layers: (256 routed + 1 shared) x 3x7168x2048 + router 256x7168
+//     = 11,320,164,352
+//   embedding + lm_head 2 x 129280x7168 = 1,853,358,080; final norm 7168
+//   total = 61 x 187,121,664 + 3 x 396,361,728 + 58 x 11,320,164,352
+//     + 1,853,358,080 + 7168 = 671,026,404,352
+// against the published 671B (the 685B on the Hub adds the 14B
+// multi-token-prediction module, which vLLM loads only for speculative
+// decoding).
+TEST_F(HfConfigTest, DeepSeekV3CountsTo671BAndKeepsALatentKv) {
+  HfModel hf;
+  ASSERT_TRUE(LoadHfConfigFile(DataPath("deepseek-v3.json"), &hf).ok());
+  const ModelSpec& m = hf.spec;
+  EXPECT_EQ(m.ParamCount(), 671026404352);
+  EXPECT_NEAR(static_cast<double>(m.ParamCount()), 671e9, 671e9 * 0.005);
+  ASSERT_TRUE(m.mla.has_value());
+  EXPECT_EQ(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim, 576);
+  EXPECT_EQ(m.experts, 256);
+  EXPECT_EQ(m.experts_top_k, 8);
+  EXPECT_EQ(m.shared_experts, 1);
+  EXPECT_EQ(m.dense_layers, 3);
+  EXPECT_EQ(m.max_model_len, 163840);
+  // KV: one 576-element latent per layer in bf16.
+  EXPECT_EQ(m.KvBytesPerToken(), 61 * 576 * 2);
+  // FP8 weights with one fp32 scale per 128 x 128 block; embedding and
+  // lm_head in bf16.
+  EXPECT_EQ(m.weight_dtype, DType::kFp8);
+  const int64_t embedding = 1853358080, rest = 671026404352 - embedding;
+  EXPECT_EQ(m.WeightBytes(), std::llround(embedding * 2.0 + rest + rest / 16384.0 * 4));
+  // Every tensor-parallel GPU keeps the whole latent.
+  ShardPlan tp8;
+  tp8.tp = 8;
+  EXPECT_EQ(KvBytesPerTokenPerGpu(m, tp8), 61 * 576 * 2);
+  MemoryPlan plan;
+  const Status s = PlanMemory(m, *catalog_.FindGpu("H200"), tp8, MemoryOptions{}, &plan);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_GT(plan.kv_blocks, 0);
+  ASSERT_FALSE(hf.warnings.empty());
+  EXPECT_NE(hf.warnings.front().find("num_nextn_predict_layers"), std::string::npos);
+}
+
+TEST_F(HfConfigTest, UnknownKeysAreWarningsNotErrors) {
+  json c = ReadConfig("llama-3.1-8b.json");
+  c["some_future_key"] = 3;
+  const HfModel m = Parse(c);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("some_future_key"), std::string::npos);
+}
+
+TEST_F(HfConfigTest, RefusalsNameFileAndKey) {
+  json c = ReadConfig("llama-3.1-8b.json");
+  c["architectures"] = {"GPT2LMHeadModel"};
+  EXPECT_NE(ParseError(c).find("cfg.json: architectures: unknown architecture \"GPT2LMHeadModel\""), std::string::npos);
+
+  c = ReadConfig("llama-3.1-8b.json");
+  c["model_type"] = "gpt2";
+  EXPECT_NE(ParseError(c).find("cfg.json: model_type: unknown model_type \"gpt2\""), std::string::npos);
+
+  EXPECT_NE(ParseError(ReadConfig("mistral-7b-v0.1.json")).find("cfg.json: sliding_window: "), std::string::npos);
+
+  c = ReadConfig("qwen2.5-7b-instruct.json");
+  c["use_sliding_window"] = true;
+  EXPECT_NE(ParseError(c).find("cfg.json: sliding_window: "), std::string::npos);
+
+  c = ReadConfig("llama-3.1-8b.json");
+  c["layer_types"] = {"full_attention", "sliding_attention"};
+  EXPECT_NE(ParseError(c).find("cfg.json: layer_types: "), std::string::npos);
+
+  c = ReadConfig("deepseek-v3.json");
+  c["moe_layer_freq"] = 2;
+  EXPECT_NE(ParseError(c).find("cfg.json: moe_layer_freq: "), std::string::npos);
+
+  c = ReadConfig("llama-3.1-8b.json");
+  c["quantization_config"] = {{"quant_method", "bitsandbytes"}};
+  EXPECT_NE(ParseError(c).find("cfg.json: quantization_config.quant_method: unknown quantisation method"),
+            std::string::npos);
+
+  c = ReadConfig("llama-3.1-8b.json");
+  c["quantization_config"] = {{"quant_method", "awq"}, {"bits", 3}, {"group_size", 128}};
+  EXPECT_NE(ParseError(c).find("cfg.json: quantization_config.bits: "), std::string::npos);
+
+  c = ReadConfig("llama-3.1-8b.json");
+  c.erase("hidden_size");
+  EXPECT_NE(ParseError(c).find("cfg.json: hidden_size: missing required key"), std::string::npos);
+
+  c = ReadConfig("mixtral-8x7b-v0.1.json");
+  c.erase("num_local_experts");
+  EXPECT_NE(ParseError(c).find("cfg.json: num_local_experts: missing required key"), std::string::npos);
+
+  c = ReadConfig("deepseek-v3.json");
+  c.erase("kv_lora_rank");
+  EXPECT_NE(ParseError(c).find("cfg.json: kv_lora_rank: missing required key"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fleetsim
