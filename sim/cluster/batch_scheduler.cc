@@ -13,7 +13,7 @@ namespace sched {
 
 int64_t RunDecodes(ReplicaState& state, SimTime now, Batch* batch) {
   while (state.num_decoding() > 0 && !state.kv().CanAllocate(state.DecodeBlocksNeeded())) {
-    if (state.PreemptLowestPriority(batch, now) == kNoSeq) break;
+    if (state.PreemptVictim(batch, now) == kNoSeq) break;
   }
   if (state.num_decoding() == 0 || !state.kv().CanAllocate(state.DecodeBlocksNeeded())) return 0;
   state.AddDecodes(batch);
@@ -70,7 +70,7 @@ Status OnlyParams(const SchedulerParams& params, std::initializer_list<const cha
 void RegisterBuiltinSchedulers(SchedulerRegistry* registry) {
   registry->Add("vllm",
                 "vLLM V1 (default): running first, chunked prefill fills one token budget, "
-                "preempt latest-arrived by recompute",
+                "preempt the running queue's tail by recompute",
                 &VllmScheduler::Make, "vllm");
   registry->Add("vllm_v0",
                 "vLLM V0: prefill-first, whole prompts in one step, decodes only in steps without prefill",

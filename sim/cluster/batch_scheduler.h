@@ -51,6 +51,9 @@ class BatchScheduler {
   virtual ~BatchScheduler() = default;
   virtual StepLimits step_limits() const = 0;
   virtual PrefixCachePolicy prefix_cache_policy() const { return {}; }
+  // The engine's preemption order, queueing and caching rules the replica's
+  // state applies.
+  virtual StateRules state_rules() const { return {}; }
   // Fills `batch` (initially empty) for an iteration starting at `now`. May
   // leave it empty when nothing can run.
   virtual void Schedule(ReplicaState& state, SimTime now, Batch* batch) = 0;
@@ -66,8 +69,8 @@ void RegisterBuiltinSchedulers(SchedulerRegistry* registry);
 // Shared steps of several schedulers.
 namespace sched {
 
-// Preempts until the decoding set's new blocks fit, then adds it. Returns
-// the budget the decodes used.
+// Preempts (ReplicaState::PreemptVictim) until the decoding set's new
+// blocks fit, then adds it. Returns the budget the decodes used.
 int64_t RunDecodes(ReplicaState& state, SimTime now, Batch* batch);
 // Brings swapped requests back, oldest first, while their blocks (and the
 // decoders' next blocks) fit and fewer than max_num_seqs run. Call before

@@ -1,9 +1,11 @@
 // KvCacheManager: the paged KV cache of one replica, counted in blocks.
 //
 // Blocks are counted, not represented as objects. Requests' own blocks are
-// `used`; with prefix caching on, blocks of cached prompt prefixes belong to
-// the PrefixCache: referenced ones are in use, unreferenced ones are still
-// occupied but count as available, since allocation evicts them on demand.
+// `used`; with prefix caching on, cached blocks (prompt prefixes, and for
+// engines that keep every full block, requests' own blocks after they let go
+// of them) belong to the PrefixCache: referenced ones are in use,
+// unreferenced ones are still occupied but count as available, since
+// allocation evicts them on demand.
 #pragma once
 
 #include <cstdint>

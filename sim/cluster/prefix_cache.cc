@@ -1,5 +1,7 @@
 #include "sim/cluster/prefix_cache.h"
 
+#include <algorithm>
+
 #include "base/status.h"
 
 namespace fleetsim {
@@ -60,16 +62,27 @@ void PrefixCache::Release(NodeId id) {
 
 PrefixCache::NodeId PrefixCache::Insert(NodeId parent, uint64_t id, int64_t blocks) {
   FLEETSIM_CHECK(Child(parent, id) == 0);
+  const NodeId nid = AddNode(parent, id, blocks, /*is_private=*/false);
+  children_.emplace(std::make_pair(parent, id), nid);
+  return nid;
+}
+
+PrefixCache::NodeId PrefixCache::InsertPrivate(NodeId parent, int64_t blocks) {
+  return AddNode(parent, 0, blocks, /*is_private=*/true);
+}
+
+PrefixCache::NodeId PrefixCache::AddNode(NodeId parent, uint64_t id, int64_t blocks, bool is_private) {
+  FLEETSIM_CHECK(blocks > 0);
   const NodeId nid = next_id_++;
   Node n;
   n.parent = parent;
   n.id = id;
   n.blocks = blocks;
   n.refs = 1;
+  n.is_private = is_private;
   ++references_;
   n.released_at = ++clock_;
   nodes_.emplace(nid, n);
-  children_.emplace(std::make_pair(parent, id), nid);
   cached_blocks_ += blocks;
   if (parent != kRoot) {
     Node& p = nodes_.at(parent);
@@ -80,17 +93,57 @@ PrefixCache::NodeId PrefixCache::Insert(NodeId parent, uint64_t id, int64_t bloc
   return nid;
 }
 
+void PrefixCache::Grow(NodeId node, int64_t blocks) {
+  Node& n = nodes_.at(node);
+  FLEETSIM_CHECK(n.is_private && n.refs > 0 && blocks >= 0);
+  n.blocks += blocks;
+  cached_blocks_ += blocks;
+}
+
+void PrefixCache::AddUnmatchable(int64_t blocks) {
+  if (blocks <= 0) return;
+  if (!unmatchable_.empty() && unmatchable_.back().first == clock_) {
+    unmatchable_.back().second += blocks;  // nothing released since: the same place in the order
+  } else {
+    unmatchable_.push_back({++clock_, blocks});
+  }
+  cached_blocks_ += blocks;
+  evictable_blocks_ += blocks;
+}
+
 int64_t PrefixCache::Evict(int64_t blocks) {
   int64_t freed = 0;
-  while (freed < blocks && !lru_.empty()) {
+  while (freed < blocks && (!lru_.empty() || !unmatchable_.empty())) {
+    const int64_t want = blocks - freed;
+    // The least recently released goes first: a node or an unmatchable run.
+    if (!unmatchable_.empty() && (lru_.empty() || unmatchable_.front().first < lru_.begin()->first)) {
+      auto& run = unmatchable_.front();
+      const int64_t take = std::min(run.second, want);
+      run.second -= take;
+      if (run.second == 0) unmatchable_.pop_front();
+      cached_blocks_ -= take;
+      evictable_blocks_ -= take;
+      freed += take;
+      continue;
+    }
     const NodeId id = lru_.begin()->second;
+    Node& victim = nodes_.at(id);
+    if (victim.is_private && victim.blocks > want) {
+      // Its tail goes; the head stays cached for its owner.
+      victim.blocks -= want;
+      cached_blocks_ -= want;
+      evictable_blocks_ -= want;
+      evicted_total_ += want;
+      freed += want;
+      continue;
+    }
     lru_.erase(lru_.begin());
-    Node n = nodes_.at(id);
+    const Node n = victim;
     evictable_blocks_ -= n.blocks;
     cached_blocks_ -= n.blocks;
     freed += n.blocks;
     evicted_total_ += n.blocks;
-    children_.erase({n.parent, n.id});
+    if (!n.is_private) children_.erase({n.parent, n.id});
     nodes_.erase(id);
     // The parent may become a leaf (and evictable under kLeafLru). Its
     // other children, orphaned under kLru, keep their keys but can no

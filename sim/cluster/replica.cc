@@ -24,7 +24,7 @@ Replica::Replica(Simulation& sim, const ReplicaOptions& options,
       scheduler_(std::move(scheduler)),
       observer_(observer),
       state_(options.kv_blocks, options.block_size, options.preemption, options.host_kv_blocks,
-             PrefixCacheFor(*scheduler_, options)),
+             PrefixCacheFor(*scheduler_, options), scheduler_->state_rules()),
       executor_(sim, perf, options.pipeline_depth, [this](uint64_t id) { OnBatchDone(id); }) {}
 
 std::optional<PrefixCache::Eviction> Replica::PrefixCacheFor(const BatchScheduler& scheduler,

@@ -1,12 +1,14 @@
 #include "sim/cluster/replica_state.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace fleetsim {
 
 ReplicaState::ReplicaState(int64_t kv_blocks, int block_size, PreemptionMode mode, int64_t host_blocks,
-                           std::optional<PrefixCache::Eviction> prefix_cache)
+                           std::optional<PrefixCache::Eviction> prefix_cache, const StateRules& rules)
     : mode_(mode),
+      rules_(rules),
       host_blocks_(host_blocks),
       kv_(kv_blocks, block_size, prefix_cache),
       block_size_(block_size),
@@ -53,7 +55,29 @@ int64_t ReplicaState::DecodeBlocksNeeded() const {
 int64_t ReplicaState::ChunkBlocksNeeded(SeqId id, int32_t tokens) const {
   const Seq& s = seqs_[id];
   if (s.reserved) return 0;
-  return kv_.BlocksFor(static_cast<int64_t>(s.prefilled) + tokens) - s.shared_blocks - s.held_blocks;
+  // Zero when the blocks were taken at admission (Admission::allocate_prefill).
+  return std::max<int64_t>(
+      0, kv_.BlocksFor(static_cast<int64_t>(s.prefilled) + tokens) - s.shared_blocks - s.held_blocks);
+}
+
+void ReplicaState::EnterRunning(SeqId id) {
+  Seq& s = seqs_[id];
+  switch (rules_.victim_order) {
+    case VictimOrder::kLatestArrival:
+      s.run_key = {s.req.priority, s.req.arrival, static_cast<int64_t>(s.req.id), id};
+      break;
+    case VictimOrder::kRunningQueueTail:
+      s.run_key = {run_seq_++, 0, 0, id};
+      break;
+    case VictimOrder::kFewestOutputsLongestPrompt:
+      // A decoder's output count is generated + (D - d0), so fewer outputs
+      // is a larger d0 - generated at any D. Requests in prefill sort first.
+      s.run_key = s.phase == SeqPhase::kDecode
+                      ? RunKey{s.d0 - s.generated, s.req.prompt_tokens, run_seq_++, id}
+                      : RunKey{std::numeric_limits<int64_t>::min(), 0, run_seq_++, id};
+      break;
+  }
+  victims_.insert(s.run_key);
 }
 
 void ReplicaState::AddDecodes(Batch* batch) {
@@ -85,7 +109,7 @@ SeqId ReplicaState::AdmitFront(int64_t reserve_tokens) {
     kv_.Allocate(s.held_blocks);
   }
   prefilling_.push_back(id);
-  running_by_priority_.insert(KeyOf(id));
+  EnterRunning(id);
   return id;
 }
 
@@ -117,6 +141,12 @@ void ReplicaState::JoinDecode(SeqId id, SimTime now) {
   ++n_decode_;
   sum_base_ += s.kv0 - s.d0;
   sum_out_base_ += s.req.output_tokens - s.generated + s.d0;
+  sum_output_ += s.req.output_tokens;
+  if (rules_.victim_order == VictimOrder::kFewestOutputsLongestPrompt) {
+    // Its key depends on the phase: it joins the decode batch's tail.
+    LeaveRunning(id);
+    EnterRunning(id);
+  }
   if (!s.reserved) residue_count_[Residue(s.kv0 - s.d0)]++;
   finish_heap_.push(FinishEntry{s.d0 + (s.req.output_tokens - s.generated), id, s.heap_gen});
   if (!fresh_.empty() && fresh_.back().first == now) {
@@ -126,22 +156,17 @@ void ReplicaState::JoinDecode(SeqId id, SimTime now) {
   }
 }
 
-void ReplicaState::LeaveDecode(SeqId id) {
+void ReplicaState::LeaveDecode(SeqId id, Release why) {
   Seq& s = seqs_[id];
   FLEETSIM_CHECK(s.phase == SeqPhase::kDecode);
+  ReleaseKv(id, why);  // reads KvLen(s) while s still counts as decoding
   --n_decode_;
   sum_base_ -= s.kv0 - s.d0;
   sum_out_base_ -= s.req.output_tokens - s.generated + s.d0;
+  sum_output_ -= s.req.output_tokens;
   ++s.heap_gen;
-  if (s.reserved) {
-    kv_.Free(s.held_blocks);
-    s.held_blocks = 0;
-  } else {
-    residue_count_[Residue(s.kv0 - s.d0)]--;
-    kv_.Free(kv_.BlocksFor(KvLen(s)) - s.shared_blocks);
-  }
-  ReleasePrefix(s);
-  running_by_priority_.erase(KeyOf(id));
+  if (!s.reserved) residue_count_[Residue(s.kv0 - s.d0)]--;
+  LeaveRunning(id);
   // A decoder that has not decoded since it joined sits in fresh_.
   if (s.d0 == decode_step_) {
     for (auto& [t, count] : fresh_)
@@ -158,11 +183,11 @@ void ReplicaState::RemovePrefilling(SeqId id) {
   prefilling_.erase(it);
 }
 
-SeqId ReplicaState::PreemptLowestPriority(Batch* batch, SimTime now) {
+SeqId ReplicaState::PreemptVictim(Batch* batch, SimTime now) {
   (void)now;
-  // Highest key = lowest priority; skip sequences already in the batch (and
+  // The last key goes first; skip sequences already in the batch (and
   // every decoder once the decoding set has been added).
-  for (auto it = running_by_priority_.rbegin(); it != running_by_priority_.rend(); ++it) {
+  for (auto it = victims_.rbegin(); it != victims_.rend(); ++it) {
     const SeqId id = std::get<3>(*it);
     Seq& s = seqs_[id];
     if (s.in_batch) continue;
@@ -176,7 +201,7 @@ SeqId ReplicaState::PreemptLowestPriority(Batch* batch, SimTime now) {
       const bool swap = mode_ == PreemptionMode::kSwap && host_used_ + blocks <= host_blocks_;
       // Generated() reads d0, so take it before leaving the decoding set.
       const int32_t generated = Generated(s);
-      LeaveDecode(id);  // erases the priority key, frees the GPU blocks
+      LeaveDecode(id, swap ? Release::kSwapOut : Release::kPreempt);  // leaves the running set, frees the GPU blocks
       s.generated = generated;
       if (swap) {
         s.reserved = false;
@@ -188,9 +213,8 @@ SeqId ReplicaState::PreemptLowestPriority(Batch* batch, SimTime now) {
         return id;
       }
     } else {
-      kv_.Free(s.held_blocks);
-      ReleasePrefix(s);
-      running_by_priority_.erase(KeyOf(id));
+      ReleaseKv(id, Release::kPreempt);
+      LeaveRunning(id);
       RemovePrefilling(id);
     }
     // Recompute: the prompt and every token generated so far go through
@@ -200,42 +224,61 @@ SeqId ReplicaState::PreemptLowestPriority(Batch* batch, SimTime now) {
     s.reserved = false;
     s.prefilled = 0;
     s.prefill_target = s.req.prompt_tokens + s.generated;
-    waiting_.push_front(id);
+    if (rules_.requeue_at_back) {
+      waiting_.push_back(id);
+    } else {
+      waiting_.push_front(id);
+    }
     return id;
   }
   return kNoSeq;
 }
 
-void ReplicaState::MatchPrefix(const Seq& s, std::vector<PrefixCache::NodeId>* nodes) const {
+size_t ReplicaState::FullPromptIds(const Seq& s) const {
+  const int32_t per_id = s.req.prefix_block_tokens;
+  if (s.req.prefix_blocks.empty() || per_id <= 0 || per_id % block_size_ != 0) return 0;
+  return std::min(s.req.prefix_blocks.size(), static_cast<size_t>(s.req.prompt_tokens / per_id));
+}
+
+int64_t ReplicaState::MatchPrefix(const Seq& s, std::vector<PrefixCache::NodeId>* nodes) const {
   nodes->clear();
   const PrefixCache* cache = kv_.cache();
-  const int32_t per_id = s.req.prefix_block_tokens;
-  if (!cache || s.req.prefix_blocks.empty() || per_id <= 0 || per_id % block_size_ != 0) return;
-  cache->Match(s.req.prefix_blocks, nodes);
-  // Only ids wholly inside the prompt, and at least one token left to
-  // compute the first logits from.
-  while (!nodes->empty() && (static_cast<int64_t>(nodes->size()) * per_id > s.req.prompt_tokens ||
-                             static_cast<int64_t>(nodes->size()) * per_id > s.prefill_target - 1))
-    nodes->pop_back();
+  if (!cache) return 0;
+  const int64_t per_id = s.req.prefix_block_tokens;
+  const int64_t limit = s.prefill_target - 1;  // at least one token to compute the first logits from
+  if (FullPromptIds(s) > 0) {
+    cache->Match(s.req.prefix_blocks, nodes);
+    // Only ids wholly inside the prompt.
+    while (!nodes->empty() && (static_cast<int64_t>(nodes->size()) * per_id > s.req.prompt_tokens ||
+                               static_cast<int64_t>(nodes->size()) * per_id > limit))
+      nodes->pop_back();
+  }
+  int64_t tokens = static_cast<int64_t>(nodes->size()) * per_id;
+  // Its own KV from before it was preempted, if the ids matched right up to
+  // where that begins.
+  if (s.own_node != 0 && cache->Contains(s.own_node) &&
+      cache->Parent(s.own_node) == (nodes->empty() ? PrefixCache::kRoot : nodes->back()) &&
+      tokens + cache->Blocks(s.own_node) * block_size_ <= limit) {
+    nodes->push_back(s.own_node);
+    tokens += cache->Blocks(s.own_node) * block_size_;
+  }
+  return tokens;
 }
 
 int64_t ReplicaState::FrontCachedTokens() const {
   if (waiting_.empty() || !kv_.cache()) return 0;
   std::vector<PrefixCache::NodeId> nodes;
-  const Seq& s = seqs_[waiting_.front()];
-  MatchPrefix(s, &nodes);
-  return static_cast<int64_t>(nodes.size()) * s.req.prefix_block_tokens;
+  return MatchPrefix(seqs_[waiting_.front()], &nodes);
 }
 
-SeqId ReplicaState::TryAdmitFront(int64_t max_tokens, bool whole, int64_t keep_free, Batch* batch) {
-  if (waiting_.empty() || max_tokens <= 0) return kNoSeq;
+SeqId ReplicaState::TryAdmitFront(const Admission& a, Batch* batch) {
+  if (waiting_.empty() || a.max_tokens <= 0) return kNoSeq;
   const SeqId id = waiting_.front();
   Seq& s = seqs_[id];
-  MatchPrefix(s, &match_scratch_);
-  const int64_t hit = static_cast<int64_t>(match_scratch_.size()) * s.req.prefix_block_tokens;
+  const int64_t hit = MatchPrefix(s, &match_scratch_);
   const int64_t left = s.prefill_target - hit;
-  const int64_t tokens = std::min(left, max_tokens);
-  if (whole && tokens < left) return kNoSeq;
+  const int64_t tokens = std::min(left, a.max_tokens);
+  if (a.whole && tokens < left) return kNoSeq;
   // Referenced nodes are no longer evictable: take them before checking.
   PrefixCache* cache = kv_.cache();
   int64_t shared = 0;
@@ -243,8 +286,8 @@ SeqId ReplicaState::TryAdmitFront(int64_t max_tokens, bool whole, int64_t keep_f
     cache->Acquire(n);
     shared += cache->Blocks(n);
   }
-  const int64_t blocks = kv_.BlocksFor(hit + tokens) - shared;
-  if (!kv_.CanAllocate(blocks + keep_free)) {
+  const int64_t blocks = kv_.BlocksFor(hit + (a.allocate_prefill ? left : tokens)) - shared;
+  if (!kv_.CanAllocate(blocks + a.keep_free)) {
     for (PrefixCache::NodeId n : match_scratch_) cache->Release(n);
     return kNoSeq;
   }
@@ -252,6 +295,10 @@ SeqId ReplicaState::TryAdmitFront(int64_t max_tokens, bool whole, int64_t keep_f
   s.nodes = match_scratch_;
   s.shared_blocks = shared;
   s.prefilled = static_cast<int32_t>(hit);
+  if (a.allocate_prefill) {
+    kv_.Allocate(blocks);
+    s.held_blocks = blocks;
+  }
   batch->shape.cached_tokens += hit;
   if (s.cached_tokens < 0) {
     s.cached_tokens = static_cast<int32_t>(hit);
@@ -262,13 +309,18 @@ SeqId ReplicaState::TryAdmitFront(int64_t max_tokens, bool whole, int64_t keep_f
   return id;
 }
 
-void ReplicaState::PublishPrefix(SeqId id) {
+void ReplicaState::PublishPrefix(SeqId id, int64_t upto) {
   Seq& s = seqs_[id];
   PrefixCache* cache = kv_.cache();
-  const int32_t per_id = s.req.prefix_block_tokens;
-  if (s.req.prefix_blocks.empty() || per_id <= 0 || per_id % block_size_ != 0 || s.reserved) return;
+  const size_t prompt_ids = FullPromptIds(s);
+  if (s.reserved || prompt_ids == 0) return;
+  const int64_t per_id = s.req.prefix_block_tokens;
+  const size_t full_ids = std::min(prompt_ids, static_cast<size_t>(std::max<int64_t>(0, upto) / per_id));
+  if (IdNodes(s) >= full_ids) return;
+  // A request holding its own node already holds every full id (ReleaseKv
+  // keeps an own node only then), so `nodes` are ids here.
+  FLEETSIM_CHECK(IdNodes(s) == s.nodes.size());
   const int64_t per_blocks = per_id / block_size_;
-  const size_t full_ids = std::min(s.req.prefix_blocks.size(), static_cast<size_t>(s.req.prompt_tokens / per_id));
   PrefixCache::NodeId parent = s.nodes.empty() ? PrefixCache::kRoot : s.nodes.back();
   for (size_t i = s.nodes.size(); i < full_ids; ++i) {
     PrefixCache::NodeId node = cache->Child(parent, s.req.prefix_blocks[i]);
@@ -287,8 +339,55 @@ void ReplicaState::PublishPrefix(SeqId id) {
   }
 }
 
+void ReplicaState::ReleaseKv(SeqId id, Release why) {
+  Seq& s = seqs_[id];
+  const bool decoding = s.phase == SeqPhase::kDecode;
+  if (s.reserved) {
+    kv_.Free(s.held_blocks);
+    s.held_blocks = 0;
+    ReleasePrefix(s);
+    return;
+  }
+  PrefixCache* cache = kv_.cache();
+  const bool keep = cache != nullptr && rules_.cache_every_full_block && why != Release::kSwapOut;
+  const int64_t kv_tokens = decoding ? KvLen(s) : s.prefilled;
+  // A prefill cut short publishes the prompt ids it computed, as vLLM caches
+  // each block once it is full.
+  if (keep && !decoding) PublishPrefix(id, kv_tokens);
+  const int64_t private_blocks = decoding ? kv_.BlocksFor(kv_tokens) - s.shared_blocks : s.held_blocks;
+  // Its full blocks past the prompt's ids: kept only when every full id is
+  // held, so that they continue the chain of ids.
+  int64_t kept = 0;
+  if (keep && IdNodes(s) == FullPromptIds(s))
+    kept = std::clamp<int64_t>(kv_tokens / block_size_ - s.shared_blocks, 0, private_blocks);
+  if (kept > 0) {
+    kv_.MoveToCache(kept);
+    if (why == Release::kFinish) {
+      cache->AddUnmatchable(kept);  // nobody will ask for them again
+    } else if (IdNodes(s) < s.nodes.size()) {
+      cache->Grow(s.own_node, kept);  // it had resumed from its own node
+    } else {
+      s.own_node = cache->InsertPrivate(s.nodes.empty() ? PrefixCache::kRoot : s.nodes.back(), kept);
+      s.nodes.push_back(s.own_node);
+    }
+  }
+  kv_.Free(private_blocks - kept);
+  s.held_blocks = 0;
+  ReleasePrefix(s);
+}
+
 void ReplicaState::ReleasePrefix(Seq& s) {
-  for (PrefixCache::NodeId n : s.nodes) kv_.cache()->Release(n);
+  if (!s.nodes.empty()) {
+    PrefixCache* cache = kv_.cache();
+    if (cache->eviction() == PrefixCache::Eviction::kLru) {
+      // Tail first, so that LRU evicts the chain from its tail (vLLM's
+      // KVCacheManager.free).
+      for (auto it = s.nodes.rbegin(); it != s.nodes.rend(); ++it) cache->Release(*it);
+    } else {
+      // SGLang's radix tree stamps a path root first when it matches it.
+      for (PrefixCache::NodeId n : s.nodes) cache->Release(n);
+    }
+  }
   s.nodes.clear();
   s.shared_blocks = 0;
 }
@@ -311,25 +410,20 @@ SeqId ReplicaState::ResumeSwappedFront(Batch* batch) {
   // came at last_token, so the next gap spans the whole stall.
   s.prefilled = static_cast<int32_t>(s.swapped_tokens);
   s.swapped_tokens = 0;
-  running_by_priority_.insert(KeyOf(id));
+  EnterRunning(id);
   JoinDecode(id, s.last_token);
   return id;
 }
 
-int64_t ReplicaState::RemainingOutputTokens() const {
-  int64_t left = sum_out_base_ - n_decode_ * decode_step_;
-  for (SeqId id : prefilling_) left += seqs_[id].req.output_tokens - seqs_[id].generated;
-  return left;
-}
-
 bool ReplicaState::CheckInvariants() const {
-  int64_t n = 0, sum = 0, sum_out = 0, blocks = 0, host = 0;
+  int64_t n = 0, sum = 0, sum_out = 0, sum_output = 0, blocks = 0, host = 0;
   std::vector<int64_t> residues(block_size_, 0);
   for (const Seq& s : seqs_) {
     if (s.phase == SeqPhase::kDecode) {
       ++n;
       sum += s.kv0 - s.d0;
       sum_out += s.req.output_tokens - s.generated + s.d0;
+      sum_output += s.req.output_tokens;
       if (s.reserved) {
         blocks += s.held_blocks;
         if (s.held_blocks < kv_.BlocksFor(KvLen(s) + 1)) return false;
@@ -348,9 +442,9 @@ bool ReplicaState::CheckInvariants() const {
   }
   // Blocks for the in-flight decode step are allocated before D advances.
   blocks += inflight_decode_blocks_;
-  return n == n_decode_ && sum == sum_base_ && sum_out == sum_out_base_ && residues == residue_count_ &&
-         blocks == kv_.used_blocks() && host == host_used_ && host <= host_blocks_ &&
-         static_cast<int64_t>(running_by_priority_.size()) == num_running();
+  return n == n_decode_ && sum == sum_base_ && sum_out == sum_out_base_ && sum_output == sum_output_ &&
+         residues == residue_count_ && blocks == kv_.used_blocks() && host == host_used_ &&
+         host <= host_blocks_ && static_cast<int64_t>(victims_.size()) == num_running();
 }
 
 }  // namespace fleetsim

@@ -33,8 +33,41 @@ namespace fleetsim {
 
 using SeqId = uint32_t;
 inline constexpr SeqId kNoSeq = ~SeqId{0};
+// A running request's place in its replica's victim order (VictimOrder):
+// the largest key is preempted first.
+using RunKey = std::tuple<int64_t, int64_t, int64_t, SeqId>;
 
 enum class SeqPhase : uint8_t { kFree, kWaiting, kPrefill, kDecode, kSwapped, kDone };
+
+// Which running request an engine gives up first when KV blocks run out.
+enum class VictimOrder : uint8_t {
+  // The latest-arrived (highest (priority, arrival)): Sarathi-Serve sorts
+  // its running list first come first served and pops its tail; vLLM V0 and
+  // Orca as modelled here.
+  kLatestArrival,
+  // The last admitted or resumed: vLLM V1 pops the tail of its running list,
+  // to which a resumed request is appended again.
+  kRunningQueueTail,
+  // SGLang's retract_decode: the decoder with the fewest output tokens, then
+  // the longest prompt, then the last to join the decode batch; requests
+  // still in prefill come after every decoder.
+  kFewestOutputsLongestPrompt,
+};
+
+// An engine's rules for the state its scheduler builds batches from
+// (BatchScheduler::state_rules()).
+struct StateRules {
+  VictimOrder victim_order = VictimOrder::kLatestArrival;
+  // A request preempted by recompute waits at the back of the queue (SGLang
+  // appends retracted requests) instead of the front (vLLM, Sarathi-Serve).
+  bool requeue_at_back = false;
+  // With prefix caching on, every full block a request computed stays cached
+  // when it lets go of its KV, generated tokens included, as vLLM V1 hashes
+  // each full block: a preempted request finds its own blocks when it
+  // resumes, and a finished one's blocks wait their turn in the LRU order
+  // instead of being reused first. Off: only prompt prefix ids are kept.
+  bool cache_every_full_block = false;
+};
 
 // What preemption does with a running request's KV.
 enum class PreemptionMode {
@@ -57,6 +90,11 @@ struct Seq {
   std::vector<PrefixCache::NodeId> nodes;
   int64_t shared_blocks = 0;
   int32_t cached_tokens = -1;   // prompt tokens found cached at first admission (-1: not admitted yet)
+  // Its own KV past its prompt's prefix ids, cached when it last let go of
+  // its KV (StateRules::cache_every_full_block), or 0. In `nodes` (last)
+  // while it is in use again; it may have been evicted since.
+  PrefixCache::NodeId own_node = 0;
+  RunKey run_key{};             // its place among the running requests
   // Decode phase: KV tokens at step D are kv0 + (D - d0).
   int64_t d0 = 0;
   int64_t kv0 = 0;
@@ -92,7 +130,8 @@ class ReplicaState {
   // `host_blocks`: KV blocks of host memory for swapped requests (0: swap
   // falls back to recompute).
   ReplicaState(int64_t kv_blocks, int block_size, PreemptionMode mode = PreemptionMode::kRecompute,
-               int64_t host_blocks = 0, std::optional<PrefixCache::Eviction> prefix_cache = std::nullopt);
+               int64_t host_blocks = 0, std::optional<PrefixCache::Eviction> prefix_cache = std::nullopt,
+               const StateRules& rules = {});
   ReplicaState(const ReplicaState&) = delete;
   ReplicaState& operator=(const ReplicaState&) = delete;
 
@@ -104,8 +143,10 @@ class ReplicaState {
   // Swapped-out requests, in the order they were swapped out.
   const std::deque<SeqId>& swapped() const { return swapped_; }
   int64_t host_blocks_used() const { return host_used_; }
-  // Output tokens the running requests have still to produce.
-  int64_t RemainingOutputTokens() const;
+  // Decoding set: output tokens still to come, and the decoders' whole
+  // output lengths (what SGLang knows as max_new_tokens).
+  int64_t DecodingTokensLeft() const { return sum_out_base_ - n_decode_ * decode_step_; }
+  int64_t DecodingOutputTokens() const { return sum_output_; }
   int64_t num_decoding() const { return n_decode_; }
   int64_t num_running() const { return n_decode_ + static_cast<int64_t>(prefilling_.size()); }
   int64_t num_live() const {
@@ -128,13 +169,18 @@ class ReplicaState {
   // Adds one step of every decoding sequence, allocating its new blocks.
   // REQUIRES: kv().CanAllocate(DecodeBlocksNeeded()), no decodes in batch.
   void AddDecodes(Batch* batch);
-  // Admits the front waiting request with a first prefill chunk of at most
-  // `max_tokens` (with `whole`, its entire prefill or nothing), reusing the
-  // longest cached prefix of its prompt, if the chunk's blocks fit while
-  // `keep_free` blocks stay available. Returns it, or kNoSeq (nothing
-  // changed). The way every scheduler but Orca admits.
-  SeqId TryAdmitFront(int64_t max_tokens, bool whole, int64_t keep_free, Batch* batch);
-  // Prompt tokens the front waiting request would find cached.
+  struct Admission {
+    int64_t max_tokens = 0;         // tokens of the first prefill chunk, at most
+    bool whole = false;             // the entire prefill in that chunk, or nothing
+    int64_t keep_free = 0;          // blocks that must stay available after it
+    bool allocate_prefill = false;  // take the whole prefill's blocks now (Sarathi-Serve), not the chunk's
+  };
+  // Admits the front waiting request with a first prefill chunk, reusing the
+  // longest cached prefix of its prompt (or its own cached KV), if the blocks
+  // fit. Returns it, or kNoSeq (nothing changed). The way every scheduler
+  // but Orca admits.
+  SeqId TryAdmitFront(const Admission& admission, Batch* batch);
+  // Tokens the front waiting request would find cached.
   int64_t FrontCachedTokens() const;
   // Prefix-cache figures: prompt tokens found cached and prompt tokens
   // admitted (first admissions only), blocks evicted.
@@ -154,12 +200,13 @@ class ReplicaState {
   // Adds a chunk of `tokens` prefill tokens of prefilling `id`, allocating
   // its blocks. REQUIRES: blocks available, 0 < tokens <= PrefillLeft(id).
   void AddChunk(SeqId id, int32_t tokens, Batch* batch);
-  // Preempts the lowest-priority running request not already in `batch`
-  // (highest (priority, arrival, id)) and frees its blocks. A decoder is
-  // swapped out when the mode is kSwap and host memory has room (the copy
-  // is added to `batch`); otherwise the request goes to the front of the
-  // waiting queue to be recomputed. Returns it, or kNoSeq if none.
-  SeqId PreemptLowestPriority(Batch* batch, SimTime now);
+  // Preempts the running request the engine gives up first
+  // (StateRules::victim_order) that is not already in `batch`, and frees its
+  // blocks. A decoder is swapped out when the mode is kSwap and host memory
+  // has room (the copy is added to `batch`); otherwise the request returns
+  // to the waiting queue (front, or back with requeue_at_back) to be
+  // recomputed. Returns it, or kNoSeq if none.
+  SeqId PreemptVictim(Batch* batch, SimTime now);
   int64_t preemptions() const { return preemptions_; }
 
   // ---- Replica side --------------------------------------------------------
@@ -181,11 +228,11 @@ class ReplicaState {
   bool CheckInvariants() const;
 
  private:
-  using PriorityKey = std::tuple<int32_t, SimTime, uint64_t, SeqId>;
-  PriorityKey KeyOf(SeqId id) const {
-    const Seq& s = seqs_[id];
-    return {s.req.priority, s.req.arrival, s.req.id, id};
-  }
+  // Why a request lets go of its KV.
+  enum class Release { kFinish, kPreempt, kSwapOut };
+  // The running set, keyed so that the last element is the next victim.
+  void EnterRunning(SeqId id);
+  void LeaveRunning(SeqId id) { victims_.erase(seqs_[id].run_key); }
   SeqId NewSlot();
   void FreeSlot(SeqId id);
   int64_t KvLen(const Seq& s) const { return s.kv0 + (decode_step_ - s.d0); }
@@ -194,14 +241,27 @@ class ReplicaState {
     return static_cast<int>(r < 0 ? r + block_size_ : r);
   }
   void JoinDecode(SeqId id, SimTime now);
-  // Cached prefix nodes `s` would reuse (the longest match inside its
-  // prompt, leaving at least one token to compute).
-  void MatchPrefix(const Seq& s, std::vector<PrefixCache::NodeId>* nodes) const;
-  // At the end of a prefill: the prompt's full prefix blocks become cache
-  // nodes (or, when another request cached them meanwhile, are shared).
-  void PublishPrefix(SeqId id);
+  // Cached nodes `s` would reuse (the longest match of its prompt's ids,
+  // then its own cached KV if that continues the match), leaving at least
+  // one token to compute. Returns the tokens they hold.
+  int64_t MatchPrefix(const Seq& s, std::vector<PrefixCache::NodeId>* nodes) const;
+  // Prefix ids of `s`'s prompt that cover whole blocks, and how many of its
+  // nodes are such ids (its own node aside).
+  size_t FullPromptIds(const Seq& s) const;
+  size_t IdNodes(const Seq& s) const {
+    return s.nodes.size() - (s.own_node != 0 && !s.nodes.empty() && s.nodes.back() == s.own_node ? 1 : 0);
+  }
+  // The prompt's full prefix ids within its first `upto` tokens become cache
+  // nodes (or, when another request cached them meanwhile, are shared): at
+  // the end of a prefill, and before a preempted prefill lets go.
+  void PublishPrefix(SeqId id, int64_t upto);
+  // Frees the KV of a running request: its own blocks (kept cached as the
+  // rules say) and its references to cached nodes, released tail first under
+  // LRU, as vLLM frees a request's blocks in reverse so that its chain's
+  // tail is evicted first.
+  void ReleaseKv(SeqId id, Release why);
   void ReleasePrefix(Seq& s);
-  void LeaveDecode(SeqId id);
+  void LeaveDecode(SeqId id, Release why);
   void RemovePrefilling(SeqId id);
 
   std::vector<Seq> seqs_;
@@ -210,9 +270,11 @@ class ReplicaState {
   std::vector<SeqId> prefilling_;
   std::deque<SeqId> swapped_;
   PreemptionMode mode_;
+  StateRules rules_;
   int64_t host_blocks_;
   int64_t host_used_ = 0;
-  std::set<PriorityKey> running_by_priority_;
+  std::set<RunKey> victims_;  // running requests; the last is the next victim
+  int64_t run_seq_ = 0;       // order of entering the running set or the decode batch
   KvCacheManager kv_;
   int block_size_;
 
@@ -221,6 +283,7 @@ class ReplicaState {
   int64_t n_decode_ = 0;
   int64_t sum_base_ = 0;     // sum of kv0 - d0
   int64_t sum_out_base_ = 0; // sum of output_tokens - generated + d0 (tokens left: that - n*D)
+  int64_t sum_output_ = 0;   // sum of output_tokens
   std::vector<int64_t> residue_count_;
   struct FinishEntry {
     int64_t step;
@@ -267,7 +330,7 @@ void ReplicaState::Complete(Batch& batch, SimTime end, GapFn&& gap, FinishFn&& f
       Seq& s = seqs_[e.seq];
       if (s.phase != SeqPhase::kDecode || s.heap_gen != e.gen) continue;
       s.last_token = end;
-      LeaveDecode(e.seq);
+      LeaveDecode(e.seq, Release::kFinish);
       s.generated = s.req.output_tokens;
       s.phase = SeqPhase::kDone;
       finished_scratch_.push_back(e.seq);
@@ -288,13 +351,11 @@ void ReplicaState::Complete(Batch& batch, SimTime end, GapFn&& gap, FinishFn&& f
     s.last_token = end;
     ++s.generated;
     RemovePrefilling(c.seq);
-    if (kv_.cache()) PublishPrefix(c.seq);
+    if (kv_.cache()) PublishPrefix(c.seq, s.prefilled);
     if (s.generated >= s.req.output_tokens) {
+      ReleaseKv(c.seq, Release::kFinish);
+      LeaveRunning(c.seq);
       s.phase = SeqPhase::kDone;
-      kv_.Free(s.held_blocks);
-      s.held_blocks = 0;
-      ReleasePrefix(s);
-      running_by_priority_.erase(KeyOf(c.seq));
       finished_scratch_.push_back(c.seq);
     } else {
       JoinDecode(c.seq, end);

@@ -2,12 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/cluster/vllm_scheduler.h"
-
 namespace fleetsim {
-
-SarathiScheduler::SarathiScheduler(const SchedulerLimits& limits, const Options& options)
-    : options_(options), max_num_seqs_(std::min(limits.max_num_seqs, options.chunk_size)) {}
 
 Status SarathiScheduler::Make(const SchedulerLimits& limits, const SchedulerParams& params,
                               std::unique_ptr<BatchScheduler>* out) {
@@ -19,7 +14,35 @@ Status SarathiScheduler::Make(const SchedulerLimits& limits, const SchedulerPara
 }
 
 void SarathiScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
-  ScheduleRunningFirst(state, now, options_.chunk_size, max_num_seqs_, batch);
+  const int64_t chunk = options_.chunk_size;
+  // 0. Swapped requests (swap preemption only) rejoin the decoders.
+  sched::ResumeSwapped(state, limits_.max_num_seqs, batch);
+
+  // 1. Decoders, one token each, with no budget check. While their new
+  // blocks do not fit, the latest-arrived running request goes: decoders
+  // are visited oldest first and victims popped from the other end, so
+  // every victim is later than the decoder that needed the block.
+  int64_t batched = sched::RunDecodes(state, now, batch);
+
+  // 2. Running prefills, in admission order: their blocks were taken at
+  // admission; each gets what the chunk has left, none when nothing is.
+  for (SeqId id : state.prefilling()) {
+    const int64_t tokens = std::min<int64_t>(state.PrefillLeft(id), chunk - batched);
+    if (tokens <= 0) continue;
+    state.AddChunk(id, static_cast<int32_t>(tokens), batch);
+    batched += tokens;
+  }
+
+  // 3. New requests while their whole prompt's blocks fit above the
+  // watermark, fewer than max_num_seqs run and the chunk has room.
+  const auto watermark =
+      static_cast<int64_t>(kWatermark * static_cast<double>(state.kv().total_blocks()));
+  while (!state.waiting().empty() && state.num_running() < limits_.max_num_seqs && batched < chunk) {
+    const ReplicaState::Admission admission{
+        .max_tokens = chunk - batched, .keep_free = watermark, .allocate_prefill = true};
+    if (state.TryAdmitFront(admission, batch) == kNoSeq) break;
+    batched += batch->chunks.back().tokens;
+  }
 }
 
 }  // namespace fleetsim

@@ -35,57 +35,79 @@ Status SglangScheduler::Make(const SchedulerLimits& limits, const SchedulerParam
 
 void SglangScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
   const int64_t block = state.kv().block_size();
-  // Tokens of KV the running requests are expected to still need. The clip
-  // is applied to the total, an upper bound of SGLang's per-request clip.
-  const double running_future =
-      std::min<double>(static_cast<double>(state.RemainingOutputTokens()),
-                       static_cast<double>(options_.clip_max_new_tokens) * static_cast<double>(state.num_running())) *
+  const int64_t clip = options_.clip_max_new_tokens;
+  // rem_total_tokens: free and evictable KV less the decoders' estimated
+  // future tokens. The request being chunked is not among them.
+  const double decoders_future =
+      std::min<double>(static_cast<double>(state.DecodingTokensLeft()),
+                       static_cast<double>(clip) * static_cast<double>(state.num_decoding())) *
       ratio_;
-  double room = static_cast<double>(state.kv().free_blocks() * block) - running_future;
-  int64_t prefill_budget = options_.max_prefill_tokens;
-  int64_t chunk_budget = options_.chunked_prefill_size;
+  double room = static_cast<double>(state.kv().free_blocks() * block) - decoders_future;
+  int64_t input_budget = options_.max_prefill_tokens;   // rem_input_tokens
+  int64_t chunk_budget = options_.chunked_prefill_size;  // rem_chunk_tokens
+  // What a request admitted now reserves for its output: its whole
+  // max_new_tokens, clipped (a retracted one's too, in v0.4).
+  auto output_estimate = [&](const Seq& s) {
+    return static_cast<double>(std::min<int64_t>(s.req.output_tokens, clip));
+  };
 
-  // 1. The request being chunked continues first.
+  // 1. The request being chunked continues first; its output is reserved
+  // with its last chunk.
   std::vector<SeqId> prefilling = state.prefilling();
   for (SeqId id : prefilling) {
     if (chunk_budget <= 0) break;
-    const int32_t tokens = static_cast<int32_t>(std::min<int64_t>(state.PrefillLeft(id), chunk_budget));
+    const int64_t left = state.PrefillLeft(id);
+    const int32_t tokens = static_cast<int32_t>(std::min<int64_t>(left, chunk_budget));
     if (!state.kv().CanAllocate(state.ChunkBlocksNeeded(id, tokens))) break;
     state.AddChunk(id, tokens, batch);
     chunk_budget -= tokens;
-    prefill_budget -= tokens;
-    room -= tokens;
+    input_budget -= tokens;
+    room -= static_cast<double>(tokens) + (tokens == left ? output_estimate(state.seq(id)) : 0.0);
   }
-  // 2. New requests while their prompt and estimated output fit the room.
-  while (chunk_budget > 0 && prefill_budget > 0 && !state.waiting().empty() &&
+  // 2. New requests while their uncached prompt and clipped output fit the
+  // room in full (add_one_req: NO_TOKEN when total_tokens >= rem_total).
+  while (chunk_budget > 0 && input_budget > 0 && !state.waiting().empty() &&
          state.num_running() < limits_.max_num_seqs) {
     const Seq& front = state.seq(state.waiting().front());
-    const double estimate =
-        static_cast<double>(std::min<int64_t>(front.req.output_tokens - front.generated, options_.clip_max_new_tokens)) *
-        ratio_;
-    // A radix-tree hit needs no new KV for the cached part.
-    const double extend = static_cast<double>(front.prefill_target - state.FrontCachedTokens());
-    if (extend + estimate > room) break;
-    if (state.TryAdmitFront(std::min(chunk_budget, prefill_budget), /*whole=*/false, /*keep_free=*/0, batch) ==
-        kNoSeq)
-      break;
+    const int64_t extend = front.prefill_target - state.FrontCachedTokens();
+    const double output = output_estimate(front);
+    if (static_cast<double>(extend) + output >= room) break;
+    if (extend > input_budget && !batch->chunks.empty()) break;
+    const bool whole = extend <= chunk_budget;
+    if (state.TryAdmitFront({.max_tokens = whole ? extend : chunk_budget}, batch) == kNoSeq) break;
     const int32_t tokens = batch->chunks.back().tokens;
     chunk_budget -= tokens;
-    prefill_budget -= tokens;
-    room -= extend + estimate;
+    input_budget -= tokens;
+    room -= static_cast<double>(tokens) + (whole ? output : 0.0);
   }
   if (!batch->chunks.empty()) return;
 
-  // 3. A decode step. Running out of memory retracts requests (recompute
-  // or swap) and resets the ratio; each decode step decays it.
+  // 3. A decode step. Running out of memory retracts requests and
+  // recomputes the ratio; otherwise each decode step decays it.
   sched::ResumeSwapped(state, limits_.max_num_seqs, batch);
-  const int64_t before = state.preemptions();
-  sched::RunDecodes(state, now, batch);
-  if (state.preemptions() > before) {
-    ratio_ = init_ratio_;
-  } else if (batch->decodes) {
+  if (state.num_decoding() == 0) return;
+  if (!state.kv().CanAllocate(state.DecodeBlocksNeeded())) {
+    Retract(state, now, batch);
+  } else {
     ratio_ = std::max(min_ratio_, ratio_ - decay_);
   }
+  // Whatever still does not fit (the last decoder, behind a chunked
+  // prefill's blocks) is preempted.
+  sched::RunDecodes(state, now, batch);
+}
+
+void SglangScheduler::Retract(ReplicaState& state, SimTime now, Batch* batch) {
+  const int64_t block = state.kv().block_size();
+  for (bool first = true;
+       first || state.kv().free_blocks() * block < state.num_decoding() * kRetractDecodeSteps; first = false) {
+    if (state.num_decoding() <= 1) break;  // always keeps one
+    if (state.PreemptVictim(batch, now) == kNoSeq) break;
+  }
+  const int64_t n = state.num_decoding();
+  if (n == 0) return;
+  const int64_t decoded = state.DecodingOutputTokens() - state.DecodingTokensLeft();
+  ratio_ = std::min(1.0, static_cast<double>(decoded + kRetractDecodeSteps * n) /
+                             static_cast<double>(state.DecodingOutputTokens()));
 }
 
 }  // namespace fleetsim

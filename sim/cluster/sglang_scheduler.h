@@ -1,20 +1,29 @@
 // SglangScheduler: SGLang's scheduler (sgl-project/sglang v0.4,
-// managers/scheduler.py and schedule_policy.py's PrefillAdder), default
-// flags: prefill-first, no mixed chunks, FCFS.
+// managers/scheduler.py, schedule_policy.py's PrefillAdder and
+// schedule_batch.py's retract_decode), default flags: prefill-first, no
+// mixed chunks, FCFS.
 //
 // A step first tries to build a prefill batch: the request being chunked
-// continues, then waiting requests are admitted while the KV left after the
-// running requests' *estimated* future use still holds the newcomer's
-// prompt and its own estimate. The estimate of a request's future tokens is
-// min(output left, clip_max_new_tokens) x new_token_ratio; the ratio starts
-// at 0.7 x conservativeness, decays linearly to 0.1 x conservativeness over
-// new_token_ratio_decay_steps decode steps, and jumps back to its start when
-// a decode step runs out of memory and retracts requests. Prompts are
-// chunked at chunked_prefill_size, with at most max_prefill_tokens per
-// batch. A step with prefill runs no decodes; otherwise every decoder runs.
+// continues, then waiting requests are admitted while the KV left (free and
+// evictable) after the decoders' *estimated* future use still holds the
+// newcomer's uncached prompt plus its whole output length clipped at
+// clip_max_new_tokens (PrefillAdder.add_one_req); a newcomer cut into chunks
+// reserves its chunk only, and its output when its last chunk is scheduled
+// (add_chunked_req). The decoders' estimate is min(output left,
+// clip_max_new_tokens) x new_token_ratio; the ratio starts at 0.7 x
+// conservativeness and decays linearly to 0.1 x conservativeness over
+// new_token_ratio_decay_steps decode steps. Prompts are chunked at
+// chunked_prefill_size, with at most max_prefill_tokens per batch.
+// A step with prefill runs no decodes; otherwise every decoder runs. When
+// the decoders' next blocks do not fit, requests are retracted: the decoder
+// with the fewest output tokens, then the longest prompt, first, at least
+// one, until every decoder left has kRetractDecodeSteps tokens of free KV,
+// keeping the last one; they return to the back of the waiting queue and
+// the ratio becomes (tokens decoded + kRetractDecodeSteps x decoders) /
+// their output lengths, at most 1.
 // The engine's knowledge of output lengths is the request's output_tokens
-// (SGLang sees max_new_tokens).
-// The radix-tree prefix cache is not modelled yet.
+// (SGLang sees max_new_tokens). The clip of the decoders' estimate is
+// applied to their total, an upper bound of SGLang's per-request clip.
 #pragma once
 
 #include "sim/cluster/batch_scheduler.h"
@@ -38,9 +47,19 @@ class SglangScheduler final : public BatchScheduler {
   void Schedule(ReplicaState& state, SimTime now, Batch* batch) override;
   StepLimits step_limits() const override { return {options_.chunked_prefill_size, limits_.max_num_seqs, "scheduler_options.chunked_prefill_size (prefill tokens per chunk)"}; }
   PrefixCachePolicy prefix_cache_policy() const override { return {true, true, PrefixCache::Eviction::kLeafLru}; }
+  StateRules state_rules() const override {
+    return {.victim_order = VictimOrder::kFewestOutputsLongestPrompt, .requeue_at_back = true};
+  }
   double new_token_ratio() const { return ratio_; }
+  // Free KV tokens retraction leaves per remaining decoder
+  // (global_config.retract_decode_steps); it also enters the new ratio.
+  static constexpr int64_t kRetractDecodeSteps = 20;
 
  private:
+  // Retracts decoders until the rest have their headroom, and recomputes
+  // the ratio from them.
+  void Retract(ReplicaState& state, SimTime now, Batch* batch);
+
   SchedulerLimits limits_;
   Options options_;
   double init_ratio_, min_ratio_, decay_;

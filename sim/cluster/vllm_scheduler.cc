@@ -12,10 +12,12 @@ Status VllmScheduler::Make(const SchedulerLimits& limits, const SchedulerParams&
   return Status::Ok();
 }
 
-void ScheduleRunningFirst(ReplicaState& state, SimTime now, int64_t budget, int64_t max_num_seqs,
-                          Batch* batch) {
+void VllmScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
+  int64_t budget = limits_.max_num_batched_tokens;
+  const int64_t preemptions_before = state.preemptions();
+
   // 0. Swapped requests (swap preemption only) rejoin the decoders.
-  sched::ResumeSwapped(state, max_num_seqs, batch);
+  sched::ResumeSwapped(state, limits_.max_num_seqs, batch);
 
   // 1. Running decoders, one token each; preempt until their blocks fit.
   budget -= sched::RunDecodes(state, now, batch);
@@ -29,7 +31,7 @@ void ScheduleRunningFirst(ReplicaState& state, SimTime now, int64_t budget, int6
     const int32_t tokens = static_cast<int32_t>(std::min<int64_t>(state.PrefillLeft(id), budget));
     bool preempted_self = false;
     while (!state.kv().CanAllocate(state.ChunkBlocksNeeded(id, tokens))) {
-      SeqId victim = state.PreemptLowestPriority(batch, now);
+      SeqId victim = state.PreemptVictim(batch, now);
       if (victim == kNoSeq || victim == id) {
         preempted_self = true;
         break;
@@ -41,15 +43,13 @@ void ScheduleRunningFirst(ReplicaState& state, SimTime now, int64_t budget, int6
   }
 
   // 3. Waiting requests, first come first served, each reusing its cached
-  // prefix.
-  while (budget > 0 && !state.waiting().empty() && state.num_running() < max_num_seqs) {
-    if (state.TryAdmitFront(budget, /*whole=*/false, /*keep_free=*/0, batch) == kNoSeq) break;
+  // prefix; none in a step that preempted (schedule(): `if not
+  // preempted_reqs`), when memory has just run short.
+  if (state.preemptions() != preemptions_before) return;
+  while (budget > 0 && !state.waiting().empty() && state.num_running() < limits_.max_num_seqs) {
+    if (state.TryAdmitFront({.max_tokens = budget}, batch) == kNoSeq) break;
     budget -= batch->chunks.back().tokens;
   }
-}
-
-void VllmScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
-  ScheduleRunningFirst(state, now, limits_.max_num_batched_tokens, limits_.max_num_seqs, batch);
 }
 
 }  // namespace fleetsim

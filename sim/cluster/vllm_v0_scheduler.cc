@@ -25,7 +25,7 @@ void VllmV0Scheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
   if (state.swapped().empty()) {
     int64_t budget = limits_.max_num_batched_tokens;
     while (!state.waiting().empty() && state.num_running() < limits_.max_num_seqs) {
-      if (state.TryAdmitFront(budget, /*whole=*/true, watermark, batch) == kNoSeq) break;
+      if (state.TryAdmitFront({.max_tokens = budget, .whole = true, .keep_free = watermark}, batch) == kNoSeq) break;
       budget -= batch->chunks.back().tokens;
     }
     if (!batch->chunks.empty()) return;

@@ -233,8 +233,8 @@ TEST(Sglang, RatioDecaysWithDecodeStepsAndAdmissionRespectsEstimate) {
   SglangScheduler sched(limits, o);
   EXPECT_DOUBLE_EQ(sched.new_token_ratio(), 0.7);
   // 40 blocks = 640 tokens. A running request with 600 output tokens left
-  // is estimated at 0.7 x 600 = 420: a 200-token newcomer (plus its own
-  // estimate) does not fit beside it, though its prompt alone would.
+  // is estimated at 0.7 x 600 = 420: a 200-token newcomer (plus its 10
+  // output tokens) does not fit beside it, though its prompt alone would.
   ReplicaState state(40, 16);
   Request a;
   a.prompt_tokens = 16;
@@ -311,7 +311,10 @@ TEST(PrefixCaching, SecondIdenticalPromptPaysOnlyTheUncachedTail) {
   probe.prefix_blocks = {11, 12, 99};
   probe.prefix_block_tokens = 512;
   EXPECT_EQ(f.replica->CachedPrefixTokens(probe), 1024);
-  EXPECT_EQ(f.replica->state().kv().cached_blocks(), 3 * 32);
+  // The three shared ids, and each request's own full blocks past them
+  // (1600 + 3 generated tokens in KV: 100 full blocks, 96 of them shared),
+  // which vLLM keeps cached too.
+  EXPECT_EQ(f.replica->state().kv().cached_blocks(), 3 * 32 + 2 * 4);
 }
 
 TEST(PrefixCaching, AFullyCachedPromptStillComputesItsLastToken) {
