@@ -20,7 +20,7 @@ FUZZ_SECONDS ?= 20
 DEBIAN_PACKAGES := cmake make g++ clang-14 libclang-rt-14-dev libboost-graph-dev libeigen3-dev \
                    nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
 FUZZERS := fuzz_scenario fuzz_trace_azure fuzz_trace_mooncake fuzz_trace_csv fuzz_trace_burstgpt \
-           fuzz_trace_splitwise fuzz_trace_servegen fuzz_profile fuzz_engine_profile
+           fuzz_trace_splitwise fuzz_trace_servegen fuzz_profile fuzz_engine_profile fuzz_observe
 
 .PHONY: deps configure build build-fleetsim run test test-unit test-asan test-fuzz fuzz bench clean
 

@@ -2,11 +2,35 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 namespace fleetsim {
 namespace {
 
 using nlohmann::json;
+
+// Tells, byte by byte in order, which bytes of a JSON text are structure:
+// outside string literals (the quotes themselves count as inside).
+class Structure {
+ public:
+  bool Next(char c) {
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+      }
+      return false;
+    }
+    if (c == '"') in_string_ = true;
+    return !in_string_;
+  }
+
+ private:
+  bool in_string_ = false, escaped_ = false;
+};
 
 // Offset of the first '[' or '{' that opens level max_depth + 1, counting
 // brackets outside strings; npos when there is none. For text that the JSON
@@ -14,28 +38,44 @@ using nlohmann::json;
 // strings are the only place a bracket is not structure.
 size_t FirstTooDeep(std::string_view text, int max_depth) {
   int depth = 0;
-  bool in_string = false, escaped = false;
+  Structure structure;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
+    if (!structure.Next(c)) continue;
+    if (c == '[' || c == '{') {
       if (++depth > max_depth) return i;
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
   }
   return std::string_view::npos;
+}
+
+// `text` with Python's NaN, Infinity and -Infinity outside strings replaced
+// by null (padded with spaces where the word is longer); false when it has
+// none, leaving *out untouched.
+bool ReplacePythonNonFinite(std::string_view text, std::string* out) {
+  static constexpr std::pair<std::string_view, std::string_view> kWords[] = {
+      {"-Infinity", "null     "}, {"Infinity", "null    "}, {"NaN", "null"}};
+  Structure structure;
+  size_t copied = 0;
+  bool replaced = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!structure.Next(c) || (c != '-' && c != 'I' && c != 'N')) continue;
+    for (const auto& [word, with] : kWords) {
+      if (text.substr(i, word.size()) != word) continue;
+      if (!replaced) out->clear();
+      replaced = true;
+      out->append(text.data() + copied, i - copied);
+      *out += with;
+      copied = i + word.size();
+      i = copied - 1;
+      break;
+    }
+  }
+  if (replaced) out->append(text.data() + copied, text.size() - copied);
+  return replaced;
 }
 
 // "line L, column C" (or "column C") of the byte at `offset`, both from 1.
@@ -142,6 +182,12 @@ void Describe(const json& v, size_t limit, std::string* out) {
 }  // namespace
 
 Status ParseJson(std::string_view text, json* out, const JsonParseOptions& options) {
+  std::string fixed;
+  if (options.python_non_finite && ReplacePythonNonFinite(text, &fixed)) {
+    JsonParseOptions plain = options;
+    plain.python_non_finite = false;
+    return ParseJson(fixed, out, plain);
+  }
   const int max_depth = std::max(1, options.max_depth);
   const size_t deep = FirstTooDeep(text, max_depth);
   if (deep != std::string_view::npos) {

@@ -33,6 +33,11 @@ struct JsonParseOptions {
   // Where an error is: false, "line L, column C" (a document); true,
   // "column C" only (one line of a JSONL file, whose caller names the line).
   bool single_line = false;
+  // Python's json module writes a non-finite float as the bare word NaN,
+  // Infinity or -Infinity, which is not JSON. True reads each (outside
+  // strings) as null, for files written by Python tools; a column in a
+  // message after a NaN on the same line is then one further on.
+  bool python_non_finite = false;
 };
 
 // Parses `text` as one JSON document into *out; never throws. On failure the

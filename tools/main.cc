@@ -9,6 +9,7 @@
 //   fleetsim calibrate gemm --backend cpu|cuda --shapes MxNxK[,...] [--dtype bf16] [--reps N] [--json FILE]
 //   fleetsim calibrate import-vidur --compute FILE [--attention FILE] --network FILE[,FILE] --out PROFILE.json
 //                                   [--model NAME] [--device NAME]
+//   fleetsim observe FILE [--format vllm|aiperf|genaiperf|guidellm|csv] [--allow-aggregates] [--run N]
 //
 // Exit codes: 0 success; 2 bad input (scenario, trace, names, impossible
 // configuration) with a one-line message naming the file and JSON path or
@@ -37,6 +38,8 @@
 #include "model/catalog.h"
 #include "model/profile.h"
 #include "sim/metrics/text_out.h"
+#include "sim/observe/observed_summary.h"
+#include "sim/observe/read_observed.h"
 #include "sim/runner/run.h"
 #include "sim/scenario/parse.h"
 #include "sim/traffic/scan_traffic.h"
@@ -726,6 +729,31 @@ int CmdCalibrateGemm(const std::string& backend, int device, const std::vector<s
   return 0;
 }
 
+// Reads a benchmark client's output file and prints what was read: one run
+// in full, or a line per run when the file holds several (--run N picks one).
+int CmdObserve(const std::string& path, const std::string& format, bool allow_aggregates,
+               const std::optional<uint64_t>& run_index) {
+  ReadObservedOptions options;
+  options.format = format;
+  options.allow_aggregates = allow_aggregates;
+  std::vector<ObservedRun> runs;
+  const Status s = ReadObservedFile(path, options, &runs);
+  if (!s.ok()) return Fail(s);
+  if (run_index) {
+    if (*run_index >= runs.size()) {
+      return Fail(Status::Invalid(path + ": --run " + std::to_string(*run_index) + ": out of range; the file holds " +
+                                  std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") + " (0 to " +
+                                  std::to_string(runs.size() - 1) + ")"));
+    }
+    std::fputs(FormatObservedRun(runs[*run_index]).c_str(), stdout);
+  } else if (runs.size() == 1) {
+    std::fputs(FormatObservedRun(runs.front()).c_str(), stdout);
+  } else {
+    std::fputs(FormatObservedRunTable(runs).c_str(), stdout);
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace fleetsim
 
@@ -852,6 +880,20 @@ int main(int argc, char** argv) {
                            "hardware catalogue name of the GPU measured (default: from the compute file's Vidur "
                            "device tag, h100 -> H100-SXM, a100 -> A100-80G; refused when it has none)");
 
+  std::string observe_file, observe_format;
+  bool observe_allow_aggregates = false;
+  std::optional<uint64_t> observe_run;
+  CLI::App* observe = app.add_subcommand(
+      "observe", "read a benchmark client's results (vLLM bench serve, AIPerf, GenAI-Perf, GuideLLM, CSV) and "
+                 "summarise them");
+  observe->add_option("file", observe_file, "the client's output file")->required();
+  observe->add_option("--format", observe_format,
+                      "vllm, aiperf, genaiperf, guidellm or csv (default: guessed from the extension and keys)");
+  observe->add_flag("--allow-aggregates", observe_allow_aggregates,
+                    "read a file without per-request timing for its aggregates alone instead of refusing it");
+  observe->add_option("--run", observe_run, "show run N (from 0) of a file that holds several")
+      ->transform(IntegerIn(0, 1000000000));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -874,6 +916,7 @@ int main(int argc, char** argv) {
   if (*run) return CmdRun(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
   if (*validate) return CmdValidate(vscenario, voverrides, catalog, policies);
   if (*list) return CmdList(catalog, policies);
+  if (*observe) return CmdObserve(observe_file, observe_format, observe_allow_aggregates, observe_run);
   if (*import_vidur)
     return CmdImportVidur(vidur_compute, vidur_attention, vidur_network, vidur_out, vidur_model, vidur_device, catalog);
   if (*gemm) return CmdCalibrateGemm(g_backend, g_device, g_shapes, g_dtype, g_timing, g_json);

@@ -5,35 +5,20 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/percentile.h"
+
 namespace fleetsim {
 
 namespace {
 
 constexpr std::string_view kTruncatedReason = "truncated_to_max_model_len";
 
-// Linear interpolation between order statistics (numpy's default).
-double Percentile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  const double frac = pos - static_cast<double>(lo);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
-}
-
 Distribution Describe(std::vector<double> v) {
   Distribution d;
   d.count = static_cast<int64_t>(v.size());
   if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
-  double sum = 0;
-  for (double x : v) sum += x;
-  d.mean = sum / static_cast<double>(v.size());
-  d.p50 = Percentile(v, 0.50);
-  d.p90 = Percentile(v, 0.90);
-  d.p95 = Percentile(v, 0.95);
-  d.p99 = Percentile(v, 0.99);
-  d.max = v.back();
-  return d;
+  const SampleSummary s = Summarize(&v);
+  return {d.count, s.mean, s.p50, s.p90, s.p95, s.p99, s.max};
 }
 
 Distribution Describe(const LogHistogram& h) {

@@ -99,6 +99,23 @@ TEST(ParseJson, MessagesStayShortWhateverTheInput) {
   }
 }
 
+TEST(ParseJson, PythonNonFiniteWordsAreNullOnlyWhenAsked) {
+  const std::string text = R"({"a": NaN, "b": [Infinity, -Infinity, -1], "s": "NaN \" Infinity"})";
+  json j;
+  EXPECT_FALSE(ParseJson(text, &j).ok());  // not JSON
+  JsonParseOptions o;
+  o.python_non_finite = true;
+  ASSERT_TRUE(ParseJson(text, &j, o).ok());
+  EXPECT_TRUE(j["a"].is_null());
+  EXPECT_EQ(j["b"], json::parse("[null, null, -1]"));
+  EXPECT_EQ(j["s"], "NaN \" Infinity");  // strings are left alone
+  // Padding keeps later columns where they were for the longer words.
+  EXPECT_EQ(ParseJson("[Infinity, -Infinity, x]", &j, o).message().rfind("invalid JSON at line 1, column 23", 0),
+            0u);
+  o.single_line = true;
+  EXPECT_EQ(ParseJson("[-Infinity, x]", &j, o).message().rfind("invalid JSON at column 13", 0), 0u);
+}
+
 TEST(DescribeJson, ShortValuesAreTheirCompactDump) {
   for (const char* text : {"1", "-2.5", "true", "null", "\"hi\"", "[1,2]", "{\"a\":[true]}"})
     EXPECT_EQ(DescribeJson(json::parse(text)), text);
