@@ -9,6 +9,7 @@
 //   fleetsim calibrate gemm --backend cpu|cuda --shapes MxNxK[,...] [--dtype bf16] [--reps N] [--json FILE]
 //   fleetsim calibrate import-vidur --compute FILE [--attention FILE] --network FILE[,FILE] --out PROFILE.json
 //                                   [--model NAME] [--device NAME]
+//   fleetsim fit OBSERVED... --scenario S.json --out ENGINE.json [--report DIR] [--format F] [--name N]
 //   fleetsim observe FILE [--format vllm|aiperf|genaiperf|guidellm|csv] [--allow-aggregates] [--run N]
 //
 // Exit codes: 0 success; 2 bad input (scenario, trace, names, impossible
@@ -38,6 +39,9 @@
 #include "model/catalog.h"
 #include "model/profile.h"
 #include "sim/metrics/text_out.h"
+#include "sim/fit/engine_fit.h"
+#include "sim/fit/fit_report.h"
+#include "sim/fit/replay_observed.h"
 #include "sim/observe/observed_summary.h"
 #include "sim/observe/read_observed.h"
 #include "sim/runner/run.h"
@@ -729,6 +733,108 @@ int CmdCalibrateGemm(const std::string& backend, int device, const std::vector<s
   return 0;
 }
 
+// fleetsim fit: engine terms from observed runs (sim/fit/engine_fit.h). The
+// output profile is the pool's engine profile with the fitted terms added as
+// entries measured for the pool's GPU, model and tp, each naming its source.
+int CmdFit(const std::vector<std::string>& files, const std::string& scenario_path, const std::string& out,
+           std::string report_dir, const std::string& format, uint64_t seed, const std::string& name, bool quiet,
+           const Catalog& catalog, const Policies& policies) {
+  ScenarioSpec base;
+  Status s = LoadScenarioFile(scenario_path, &base, {});
+  if (!s.ok()) return Fail(s);
+  if (base.pools.size() != 1)
+    return Fail(Status::Invalid(scenario_path + ": fleet.pools: fit replays one pool; the scenario has " +
+                                std::to_string(base.pools.size())));
+  std::unique_ptr<ScenarioRun> check;
+  s = ScenarioRun::Build(base, catalog, policies, &check);
+  if (!s.ok()) return Fail(s);
+  const PoolPlan& pool = check->pools()[0];
+  if (report_dir.empty()) {
+    const std::filesystem::path p(out);
+    report_dir = (p.parent_path() / (p.stem().string() + "-report")).string();
+  }
+  s = CheckOutputFile("--out", out);
+  if (!s.ok()) return Fail(s);
+  // The runs.
+  ReadObservedOptions ro;
+  ro.format = format;
+  std::vector<ReplayRun> runs;
+  for (const std::string& f : files) {
+    std::vector<ObservedRun> observed;
+    s = ReadObservedFile(f, ro, &observed);
+    if (!s.ok()) return Fail(s);
+    for (const ObservedRun& o : observed) {
+      ReplayRun r;
+      s = ReplayFromObserved(o, &r);
+      if (!s.ok()) return Fail(s);
+      runs.push_back(std::move(r));
+    }
+  }
+  FitOptions fo;
+  fo.seed = seed;
+  FitResult result;
+  s = FitEngine(base, catalog, policies, runs, fo, &result);
+  if (!s.ok()) return Fail(s);
+
+  // The profile: the pool's, with the fitted terms first for this pool.
+  EngineProfile profile;
+  const std::string engine = !base.pools[0].engine.empty() ? base.pools[0].engine : pool.scheduler->engine;
+  if (EngineIsFile(engine)) {
+    s = LoadEngineProfileFile(engine, &profile);
+    if (!s.ok()) return Fail(s);
+  } else {
+    profile = *catalog.FindEngine(engine);
+  }
+  if (!name.empty()) profile.name = name;
+  std::string used;
+  for (const ReplayRun& r : runs) used += (used.empty() ? "" : ", ") + std::filesystem::path(r.name).filename().string();
+  double worst_left_out = 0;
+  bool have_left_out = false;
+  for (int m = 0; m < kNumFitMetrics; ++m) {
+    if (auto e = MedianAbsError(result.left_out, m)) {
+      worst_left_out = std::max(worst_left_out, *e);
+      have_left_out = true;
+    }
+  }
+  for (int i = 0; i < kNumFitTerms; ++i) {
+    EngineTermEntry e;
+    e.value = result.terms[i];
+    e.gpu = pool.gpu->name;
+    e.model = pool.model->name;
+    e.tp = pool.shard.tp;
+    e.source = "fleetsim fit on " + std::to_string(runs.size()) + " observed run" + (runs.size() == 1 ? "" : "s") +
+               " (" + used + ")" +
+               (have_left_out ? "; worst per-metric median error on runs left out " + Percent(worst_left_out)
+                              : "; not cross-validated (one run)");
+    e.date = "as observed";
+    e.engine_version = "the observed server's (not recorded in the benchmark files)";
+    auto& list = profile.terms[kFitTerms[i]];
+    list.insert(list.begin(), e);
+  }
+  std::string text;
+  s = WriteEngineProfileJson(profile, &text);
+  if (s.ok()) s = WriteFile(out, text);
+  if (!s.ok()) return Fail(s);
+  std::unique_ptr<OutputDir> report;
+  s = OutputDir::Begin(report_dir, &report);
+  if (s.ok()) s = WriteFile(report->path() + "/report.md", FitReportMarkdown(result, runs, profile.name));
+  if (s.ok()) s = WriteFile(report->path() + "/errors.svg", FitErrorsSvg(result));
+  if (s.ok()) s = report->Commit();
+  if (!s.ok()) return Fail(s);
+  if (!quiet) {
+    std::printf("fitted %s for %s on %s, tp %d, from %zu runs (%d simulations)\n", profile.name.c_str(),
+                pool.model->name.c_str(), pool.gpu->name.c_str(), pool.shard.tp, runs.size(), result.evaluations);
+    for (int i = 0; i < kNumFitTerms; ++i)
+      std::printf("  %-24s %10.4g -> %10.4g us\n", kFitTerms[i], result.initial_terms[i], result.terms[i]);
+    std::printf("  %-24s %9s %9s %9s   (median |error|)\n", "metric", "before", "fitted", "left out");
+    for (int m = 0; m < kNumFitMetrics; ++m)
+      std::printf("  %-24s %9s %9s %9s\n", kFitMetrics[m], Percent(MedianAbsError(result.before, m)).c_str(),
+                  Percent(MedianAbsError(result.after, m)).c_str(), Percent(MedianAbsError(result.left_out, m)).c_str());
+    std::printf("outputs     %s and %s/{report.md,errors.svg}\n", out.c_str(), report_dir.c_str());
+  }
+  return 0;
+}
+
 // Reads a benchmark client's output file and prints what was read: one run
 // in full, or a line per run when the file holds several (--run N picks one).
 int CmdObserve(const std::string& path, const std::string& format, bool allow_aggregates,
@@ -894,6 +1000,26 @@ int main(int argc, char** argv) {
   observe->add_option("--run", observe_run, "show run N (from 0) of a file that holds several")
       ->transform(IntegerIn(0, 1000000000));
 
+  std::vector<std::string> fit_files;
+  std::string fit_scenario, fit_out, fit_report, fit_format, fit_name;
+  std::optional<uint64_t> fit_seed;
+  CLI::App* fit = app.add_subcommand(
+      "fit", "fit an engine profile's CPU and server terms to observed runs of a real server, by replaying each "
+             "run through the scenario's pool");
+  fit->add_option("observed", fit_files, "benchmark clients' result files (as fleetsim observe reads them)")
+      ->required();
+  fit->add_option("--scenario", fit_scenario, "scenario whose single pool (model, GPU, tp, scheduler, engine) "
+                                              "served the observed runs")
+      ->required();
+  fit->add_option("--out", fit_out, "engine profile JSON to write")->required();
+  fit->add_option("--report", fit_report, "folder for report.md and errors.svg (default: <out>-report next to --out)");
+  fit->add_option("--format", fit_format, "the files' format (default: guessed from each file)");
+  fit->add_option("--name", fit_name, "the written profile's name (default: the pool's engine profile's)");
+  fit->add_option("--seed", fit_seed, "random seed of the replays (default: the scenario's)")
+      ->transform(IntegerIn(0, kMaxSeed));
+  bool fit_quiet = false;
+  fit->add_flag("--quiet", fit_quiet, "print nothing but errors");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -916,6 +1042,17 @@ int main(int argc, char** argv) {
   if (*run) return CmdRun(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
   if (*validate) return CmdValidate(vscenario, voverrides, catalog, policies);
   if (*list) return CmdList(catalog, policies);
+  if (*fit) {
+    ScenarioSpec seed_source;
+    uint64_t seed_value = 1;
+    if (fit_seed) {
+      seed_value = *fit_seed;
+    } else if (LoadScenarioFile(fit_scenario, &seed_source, {}).ok()) {
+      seed_value = seed_source.seed;
+    }
+    return CmdFit(fit_files, fit_scenario, fit_out, fit_report, fit_format, seed_value, fit_name, fit_quiet, catalog,
+                  policies);
+  }
   if (*observe) return CmdObserve(observe_file, observe_format, observe_allow_aggregates, observe_run);
   if (*import_vidur)
     return CmdImportVidur(vidur_compute, vidur_attention, vidur_network, vidur_out, vidur_model, vidur_device, catalog);
