@@ -93,9 +93,14 @@ Status ResolveEngine(const EngineProfile& profile, const std::string& gpu, const
       }
       if (best) level = "estimate";
     }
-    if (!best)
+    if (!best) {
+      bool generic = false;
+      for (const EngineTermEntry& e : it->second) generic = generic || e.gpu.empty();
       return Status::Invalid(profile.origin + ": terms." + term + ": no entry for " + gpu +
-                             ", and no generic entry (one without \"gpu\")");
+                             (generic ? ", and its entries without \"gpu\" name another model or tp than " +
+                                            model + " at tp " + std::to_string(tp)
+                                      : ", and no generic entry (one without \"gpu\")"));
+    }
     if (best->estimate) level = "estimate";
     // A term this pool never applies is resolved (the value is kept) but
     // neither flagged nor warned about.

@@ -178,7 +178,10 @@ int64_t ProfilePerfModel::IterationNs(const BatchShape& shape) const {
   if (shape.tokens() == 0) return roofline_.IterationNs(shape);
   const RooflinePerfModel::Breakdown b = roofline_.Explain(shape);
   double total = b.total_ns();
-  const double tokens = static_cast<double>(shape.tokens());
+  // A step the engine runs as a CUDA graph computes its GEMMs, elementwise
+  // kernels and all-reduces on the captured size's rows (as the roofline's
+  // breakdown does).
+  const double tokens = static_cast<double>(b.graph_tokens > 0 ? b.graph_tokens : shape.tokens());
   if (gemm_ != Source::kRoofline) total += layers_ * GemmLayerNs(tokens) - (b.gemm_ns - b.lm_head_ns);
   if (elementwise_ != Source::kRoofline) total += ElementwiseNs(tokens) - (b.elementwise_ns - b.moe_elementwise_ns);
   if (prefill_ != Source::kRoofline && shape.prefill_tokens > 0)

@@ -128,8 +128,12 @@ Status Residuals(Rig& rig, const std::vector<ReplayRun>& runs, const std::vector
 // far from linear over larger moves.
 Status Minimise(Rig& rig, const std::vector<ReplayRun>& runs, const std::vector<size_t>& subset, int max_iterations,
                 double* terms, int* iterations) {
+  // Back from u; a term within rounding of 0 is 0.
   auto to_terms = [](const Eigen::VectorXd& u, double* t) {
-    for (int i = 0; i < kNumFitTerms; ++i) t[i] = std::clamp(std::exp(u(i)) - kMinStep[i], 0.0, 1e6);
+    for (int i = 0; i < kNumFitTerms; ++i) {
+      t[i] = std::clamp(std::exp(u(i)) - kMinStep[i], 0.0, 1e6);
+      if (t[i] < 1e-9 * kMinStep[i]) t[i] = 0;
+    }
   };
   Eigen::VectorXd u(kNumFitTerms);
   for (int i = 0; i < kNumFitTerms; ++i) u(i) = std::log(terms[i] + kMinStep[i]);
@@ -139,7 +143,8 @@ Status Minimise(Rig& rig, const std::vector<ReplayRun>& runs, const std::vector<
   double lambda = 1e-2;
   constexpr double kDiff = 0.1;  // a 10% move of term + floor: batching makes smaller differences step-wise
   int it = 0;
-  for (; it < max_iterations; ++it) {
+  bool converged = false;
+  for (; it < max_iterations && !converged; ++it) {
     Eigen::MatrixXd J(r.size(), kNumFitTerms);
     for (int i = 0; i < kNumFitTerms; ++i) {
       Eigen::VectorXd ui = u;
@@ -171,7 +176,7 @@ Status Minimise(Rig& rig, const std::vector<ReplayRun>& runs, const std::vector<
         r = rt;
         loss = rt.squaredNorm();
         lambda = std::max(lambda / 3, 1e-6);
-        if (gain < 1e-6 * std::max(loss, 1e-12)) it = max_iterations;  // converged
+        converged = gain < 1e-6 * std::max(loss, 1e-12);
       } else {
         lambda *= 4;
       }
@@ -179,7 +184,7 @@ Status Minimise(Rig& rig, const std::vector<ReplayRun>& runs, const std::vector<
     if (!improved) break;
   }
   to_terms(u, terms);
-  *iterations = std::min(it, max_iterations);
+  *iterations = it;
   return Status::Ok();
 }
 

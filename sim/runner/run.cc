@@ -388,8 +388,11 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     traffic.closed_loop.reset();
     traffic.max_arrival_s = std::numeric_limits<double>::infinity();
     if (traffic.kind == TrafficSpec::Kind::kGenerator) {
+      // A dense stream whose own arrivals are never used; bounded (as a
+      // generator must be) far beyond any run: 9e15 requests.
       traffic.arrival = ArrivalProcess::kConstant;
       traffic.rate_per_s = 1e6;
+      traffic.max_arrival_s = 9e9;
     }
   }
   std::unique_ptr<RequestSource> source;
@@ -474,6 +477,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   bool have = false;  // an open-loop arrival is pending
   // Closed loop: a client sends now, if sending has not stopped.
   int64_t sent = 0;
+  int64_t sends_pending = 0;  // clients thinking, their next send scheduled
   bool closing = false;
   std::unordered_map<uint64_t, int64_t> client_of;  // request in flight -> its client
   Rng think = sim.Stream("think");
@@ -515,7 +519,15 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       // once, when it was turned away).
       SimTime gap = SecondsToTime(closed_loop->think_time_s);
       if (closed_loop->exponential && gap > 0) gap = SecondsToTime(think.Exponential(closed_loop->think_time_s));
-      sim.At(std::max(rec.finish, sim.now()) + gap, [&send, client] { send(client); });
+      // A client turned away at once (rejected on arrival) tries its next
+      // request no sooner than 1 ms later, so a loop of refusals moves the
+      // clock rather than spinning in one instant.
+      if (rec.status != RequestStatus::kCompleted) gap = std::max<SimTime>(gap, kSecond / 1000);
+      ++sends_pending;
+      sim.At(std::max(rec.finish, sim.now()) + gap, [&send, &sends_pending, client] {
+        --sends_pending;
+        send(client);
+      });
     };
     sim.At(0, [&] {
       for (int64_t c = 0; c < closed_loop->users; ++c) send(c);
@@ -621,7 +633,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   }
   // Work left (arrivals to come, requests held) means duration_s cut the run;
   // a pending sampler tick alone does not.
-  const bool hit_duration = have || !fleet_idle();
+  const bool hit_duration = have || sends_pending > 0 || !fleet_idle();
   // The run ends at the last request to leave (its exact time, not a
   // sampling tick), or at duration_s with work left.
   const SimTime end =

@@ -375,6 +375,15 @@ std::string ResolvePath(const std::string& base_dir, const std::string& p) {
   return (std::filesystem::path(base_dir) / path).lexically_normal().string();
 }
 
+// A model given as a config.json path is named by that path, so it must be
+// the same wherever the command runs from: absolute and normal (an engine
+// profile fitted for it names it so too).
+std::string ModelPath(const std::string& base_dir, const std::string& p) {
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(ResolvePath(base_dir, p), ec);
+  return ec ? ResolvePath(base_dir, p) : abs.lexically_normal().string();
+}
+
 // A length object under `gen`, whose key table is at `table_prefix` + key
 // ("traffic.generator." or "traffic.trace.").
 void ParseLength(Obj& gen, const char* table_prefix, const char* key, LengthSpec* out, Status* err) {
@@ -551,7 +560,7 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
     o.String("model", &p.model);
     // A zoo name, or a Hugging Face config.json (a path, relative to the
     // scenario); the scenario's own model is already resolved.
-    if (o.Has("model") && ModelIsFile(p.model)) p.model = ResolvePath(base_dir, p.model);
+    if (o.Has("model") && ModelIsFile(p.model)) p.model = ModelPath(base_dir, p.model);
     if (o.ok() && p.model.empty()) o.Fail(p.path + ".model", "required (or set the scenario's \"model\")");
     o.String("gpu", &p.gpu, true);
     o.Int("replicas", &p.replicas);
@@ -667,7 +676,7 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
   top.OptNumber("duration_s", &spec.duration_s);
   top.Number("warmup_s", &spec.warmup_s);
   top.String("model", &spec.model);
-  if (ModelIsFile(spec.model)) spec.model = ResolvePath(base_dir, spec.model);
+  if (ModelIsFile(spec.model)) spec.model = ModelPath(base_dir, spec.model);
   if (err.ok() && !top.Has("fleet")) top.Fail("fleet", "required");
   if (err.ok()) {
     Obj fleet(top.At("fleet"), "fleet", "fleet", &err);

@@ -191,7 +191,8 @@ TEST(ProfilePerfModel, FittedCurvesTimeAnotherModelsShapes) {
   // The iteration as the fitted source composes it.
   auto expected = [&](const BatchShape& shape) {
     const RooflinePerfModel::Breakdown r = RooflinePerfModel(m, g, ShardPlan{}, e).Explain(shape);
-    const double T = static_cast<double>(shape.tokens());
+    // vLLM runs the step as a CUDA graph of the captured size's rows.
+    const double T = static_cast<double>(r.graph_tokens > 0 ? r.graph_tokens : shape.tokens());
     const double gemm = 4 * gf.fixed_ns + nk * gf.PerUnit(T);
     const double layer_elem = 2 * at("rms_norm.bf16", T, 4096) + 2 * at("residual_add.bf16", T, 4096) +
                               at("rope.bf16", T, 40 * 128) + at("silu_mul.bf16", T, 14336);

@@ -396,6 +396,27 @@ TEST(Figures, ClosedLoopClientsSendWhenTheirResponseArrives) {
   EXPECT_NE(a.requests_csv, o.requests_csv);
 }
 
+// Closed loop with duration_s as the only limit: it runs and is cut there
+// (clients still thinking count as work left); and clients whose requests
+// are all refused at once move the clock (1 ms apart) instead of spinning
+// in one instant.
+TEST(Figures, ClosedLoopStopsAtDurationAndRefusalsMoveTheClock) {
+  ScenarioSpec spec = FixedLengths(1, 1, 300, 40);
+  spec.traffic.max_requests = std::numeric_limits<int64_t>::max();
+  spec.traffic.closed_loop = ClosedLoopSpec{4, 2.0, false};
+  spec.duration_s = 20;
+  Outcome o = RunSpec(spec, 1, "closed_duration");
+  EXPECT_GT(o.summary.completed, 10);
+  EXPECT_NEAR(o.summary.window_s, 20.0, 1e-9);
+  spec.pools[0].max_model_len = 100;  // every prompt of 300 tokens is refused
+  spec.traffic.closed_loop = ClosedLoopSpec{2, 0.0, false};
+  spec.duration_s = 1;
+  o = RunSpec(spec, 1, "closed_refused");
+  EXPECT_EQ(o.summary.completed, 0);
+  EXPECT_GE(o.summary.rejected, 1900);  // 2 clients, one try per ms for 1 s
+  EXPECT_LE(o.summary.rejected, 2002);
+}
+
 TEST(Figures, OverLongRequestsAreTruncatedWhenThePoolSaysSo) {
   ScenarioSpec spec = FixedLengths(10, 6, 1000, 100);
   spec.pools[0].max_model_len = 512;
