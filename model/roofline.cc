@@ -60,7 +60,11 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
                  options.elementwise_memory_efficiency > 0 && options.link_efficiency > 0);
   const ShardDims d = LocalDims(model, shard);
   const double cb = DTypeBytes(model.compute_dtype);
-  const double wb = DTypeBytes(model.weight_dtype);
+  // Quantised weights carry their groups' scales; the embedding and lm_head
+  // stay in embedding_dtype (model_spec.h).
+  const double wb = DTypeBytes(model.weight_dtype) +
+                    (model.quant_group_size > 0 ? model.quant_group_bytes / model.quant_group_size : 0.0);
+  const double eb = DTypeBytes(model.embedding_dtype.value_or(model.weight_dtype));
   const double kvb = DTypeBytes(model.kv_dtype);
   const double hidden = model.hidden;
   const double head_dim = model.head_dim;
@@ -80,20 +84,20 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   layers_ = model.layers;
   launch_ns_ = options.launch_overhead_us * 1e3;
 
-  auto gemm = [&](double in, double out) {
+  auto gemm = [&](double in, double out, double weight_bytes) {
     GemmCost c;
     c.compute_ns_per_token = 2.0 * in * out / gemm_flops;
-    c.weight_ns = in * out * wb / gemm_bw;
+    c.weight_ns = in * out * weight_bytes / gemm_bw;
     c.activation_ns_per_token = (in + out) * cb / gemm_bw;
     c.out = out;
     return c;
   };
-  dense_gemms_[dense_gemm_count_++] = gemm(hidden, (h + 2 * g) * head_dim);  // QKV
-  dense_gemms_[dense_gemm_count_++] = gemm(h * head_dim, hidden);            // O
+  dense_gemms_[dense_gemm_count_++] = gemm(hidden, (h + 2 * g) * head_dim, wb);  // QKV
+  dense_gemms_[dense_gemm_count_++] = gemm(h * head_dim, hidden, wb);        // O
   if (model.is_moe()) {
-    dense_gemms_[dense_gemm_count_++] = gemm(hidden, model.experts);  // router (replicated)
-    expert_gemms_[expert_gemm_count_++] = gemm(hidden, 2 * inter);    // gate + up
-    expert_gemms_[expert_gemm_count_++] = gemm(inter, hidden);        // down
+    dense_gemms_[dense_gemm_count_++] = gemm(hidden, model.experts, wb);  // router (replicated)
+    expert_gemms_[expert_gemm_count_++] = gemm(hidden, 2 * inter, wb);  // gate + up
+    expert_gemms_[expert_gemm_count_++] = gemm(inter, hidden, wb);      // down
     experts_ = model.experts;
     top_k_ = model.experts_top_k;
     // log(1 - k/E); -inf when every token uses every expert, which the
@@ -102,11 +106,11 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
                            ? -INFINITY
                            : std::log1p(-top_k_ / experts_);
   } else {
-    dense_gemms_[dense_gemm_count_++] = gemm(hidden, 2 * inter);  // gate + up
-    dense_gemms_[dense_gemm_count_++] = gemm(inter, hidden);      // down
+    dense_gemms_[dense_gemm_count_++] = gemm(hidden, 2 * inter, wb);  // gate + up
+    dense_gemms_[dense_gemm_count_++] = gemm(inter, hidden, wb);  // down
   }
   // Vocabulary-parallel lm_head: each GPU computes vocab / tp logits.
-  lm_head_ = gemm(hidden, std::ceil(static_cast<double>(model.vocab) / shard.tp));
+  lm_head_ = gemm(hidden, std::ceil(static_cast<double>(model.vocab) / shard.tp), eb);
 
   // Bytes read + written per token. Per layer: two fused residual-add +
   // RMSNorm (read x and residual, write both: 4 x hidden each), rotary
@@ -120,7 +124,7 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
     moe_elementwise_ns_per_token_ = layers_ * cb * 4 * k * hidden / elem_bw;
   }
   // Embedding: read one row (weight dtype), write it; final norm: 4 x hidden.
-  const double iteration_bytes = hidden * (wb + cb) + 4 * hidden * cb;
+  const double iteration_bytes = hidden * (eb + cb) + 4 * hidden * cb;
   elementwise_ns_per_token_ = (layers_ * layer_bytes + iteration_bytes) / elem_bw;
   elementwise_launches_ = model.layers * layer_kernels + kElementwiseKernelsPerIteration;
 

@@ -417,6 +417,20 @@ TEST(Figures, ClosedLoopStopsAtDurationAndRefusalsMoveTheClock) {
   EXPECT_LE(o.summary.rejected, 2002);
 }
 
+// kv_cache_dtype fp8 (vLLM's --kv-cache-dtype): one byte per element where
+// the model's bf16 takes two, so the same memory holds twice the KV blocks
+// (to the block: the budget is the same bytes).
+TEST(Figures, Fp8KvCacheHoldsTwiceTheBlocks) {
+  ScenarioSpec spec = FixedLengths(1, 1, 100, 10);
+  std::unique_ptr<ScenarioRun> bf16, fp8;
+  ASSERT_TRUE(ScenarioRun::Build(spec, TheWorld().catalog, TheWorld().policies, &bf16).ok());
+  spec.pools[0].kv_cache_dtype = "fp8";
+  ASSERT_TRUE(ScenarioRun::Build(spec, TheWorld().catalog, TheWorld().policies, &fp8).ok());
+  const int64_t a = bf16->pools()[0].memory.kv_blocks, b = fp8->pools()[0].memory.kv_blocks;
+  EXPECT_GT(a, 1000);
+  EXPECT_NEAR(static_cast<double>(b), 2.0 * static_cast<double>(a), 1.0);
+}
+
 TEST(Figures, OverLongRequestsAreTruncatedWhenThePoolSaysSo) {
   ScenarioSpec spec = FixedLengths(10, 6, 1000, 100);
   spec.pools[0].max_model_len = 512;

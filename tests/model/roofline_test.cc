@@ -255,3 +255,27 @@ TEST(Roofline, FasterGpuIsFaster) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+// An FP8 checkpoint reads its layers' weights in one byte but keeps the
+// lm_head in bf16 (model_spec.h embedding_dtype): a memory-bound decode
+// step's lm_head costs the same as the bf16 model's, its layers' GEMMs
+// about half.
+TEST(Roofline, Fp8CheckpointKeepsItsLmHeadInBf16) {
+  const ModelSpec bf16 = BuiltinModel("Llama-3.1-8B"), fp8 = BuiltinModel("Llama-3.1-8B-FP8");
+  ASSERT_TRUE(fp8.embedding_dtype.has_value());
+  RooflineOptions o;
+  o.launch_overhead_us = 0;
+  EngineSpec e;
+  e.name = "none";
+  const RooflinePerfModel a(bf16, BuiltinGpu("H100-SXM"), Tp(1), e, o), b(fp8, BuiltinGpu("H100-SXM"), Tp(1), e, o);
+  const auto x = a.Explain(Decode(1, 100)), y = b.Explain(Decode(1, 100));
+  EXPECT_DOUBLE_EQ(x.lm_head_ns, y.lm_head_ns);
+  const double layers_a = x.gemm_ns - x.lm_head_ns, layers_b = y.gemm_ns - y.lm_head_ns;
+  EXPECT_NEAR(layers_b / layers_a, 0.5, 0.02);
+}
+
+}  // namespace
+}  // namespace fleetsim
