@@ -11,22 +11,10 @@ namespace {
 constexpr std::string_view kHeader = "TIMESTAMP,ContextTokens,GeneratedTokens";
 }  // namespace
 
-Status AzureTraceReader::Open(const std::string& path, std::unique_ptr<RequestSource>* out) {
-  return OpenFileWith(&Start, path, out);
-}
-
-Status AzureTraceReader::FromStream(std::string name, std::unique_ptr<std::istream> in,
-                                    std::unique_ptr<RequestSource>* out) {
-  return OpenStreamWith(&Start, std::move(name), std::move(in), out);
-}
-
 Status AzureTraceReader::Start(std::unique_ptr<LineReader> lines,
                                std::unique_ptr<RequestSource>* out) {
   std::string_view header;
-  if (!lines->Next(&header)) {
-    if (!lines->status().ok()) return lines->status();
-    return lines->ErrorAtLine(1, "empty file; expected the header \"" + std::string(kHeader) + "\"");
-  }
+  FLEETSIM_RETURN_IF_ERROR(ReadHeader(*lines, "expected the header \"" + std::string(kHeader) + "\"", &header));
   std::string_view cols[4];
   const size_t n = SplitCsv(header, cols, 4);
   if (n != 3 || cols[0] != "TIMESTAMP" || cols[1] != "ContextTokens" ||
@@ -66,15 +54,7 @@ bool AzureTraceReader::Next(Request* out) {
                                 QuoteForMessage(f[2])));
   }
   if (Status s = order_.Check(*lines_, "TIMESTAMP", f[0], ns); !s.ok()) return Fail(std::move(s));
-  out->id = next_id_++;
-  out->arrival = order_.Arrival(ns);
-  out->prompt_tokens = prompt;
-  out->output_tokens = output;
-  out->priority = 0;
-  out->session_id = -1;
-  out->model.clear();
-  out->prefix_blocks.clear();
-  out->prefix_block_tokens = 0;
+  Emit(out, order_.Arrival(ns), prompt, output);
   return true;
 }
 

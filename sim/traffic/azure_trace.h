@@ -20,24 +20,22 @@
 
 namespace fleetsim {
 
-class AzureTraceReader final : public LineTraceReader {
+class AzureTraceReader final : public LineTraceReaderOf<AzureTraceReader> {
  public:
   // Opens the file and checks the header. Errors: `cannot open trace "path":
   // <strerror>`, or `path:1: ...` for a missing or wrong header.
-  static Status Open(const std::string& path, std::unique_ptr<RequestSource>* out);
-  // The same over any stream (tests, fuzzers); `name` stands for the path.
-  static Status FromStream(std::string name, std::unique_ptr<std::istream> in,
-                           std::unique_ptr<RequestSource>* out);
+  // Open(path), and FromStream(name, stream) for tests and fuzzers, come
+  // from LineTraceReaderOf.
 
   // A row error (column count, token counts, timestamp, time going
   // backwards, blank line) ends the stream with status `path:line: what`.
   bool Next(Request* out) override;
 
  private:
-  explicit AzureTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReader(std::move(lines)) {}
+  friend class LineTraceReaderOf<AzureTraceReader>;
+  explicit AzureTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReaderOf(std::move(lines)) {}
   static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
 
-  uint64_t next_id_ = 0;
   ArrivalOrder order_;  // epoch ns, arrivals from the first row
 };
 

@@ -22,24 +22,12 @@ bool ParseCount(std::string_view s, int32_t* out) {
 
 }  // namespace
 
-Status BurstGptTraceReader::Open(const std::string& path, std::unique_ptr<RequestSource>* out) {
-  return OpenFileWith(&Start, path, out);
-}
-
-Status BurstGptTraceReader::FromStream(std::string name, std::unique_ptr<std::istream> in,
-                                       std::unique_ptr<RequestSource>* out) {
-  return OpenStreamWith(&Start, std::move(name), std::move(in), out);
-}
-
 Status BurstGptTraceReader::Start(std::unique_ptr<LineReader> lines,
                                   std::unique_ptr<RequestSource>* out) {
   static const std::string kExpected =
       "expected BurstGPT's header \"Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\"";
   std::string_view header;
-  if (!lines->Next(&header)) {
-    if (!lines->status().ok()) return lines->status();
-    return lines->ErrorAtLine(1, "empty file; " + kExpected);
-  }
+  FLEETSIM_RETURN_IF_ERROR(ReadHeader(*lines, kExpected, &header));
   CsvHeader h;
   FLEETSIM_RETURN_IF_ERROR(FindCsvColumns(*lines, header, {std::begin(kKnown), std::end(kKnown)}, {0, 4, 5},
                                           /*refuse_unknown=*/true, kExpected, kMaxColumns, &h));
@@ -87,15 +75,7 @@ bool BurstGptTraceReader::Next(Request* out) {
       ++skipped_;
       continue;
     }
-    out->id = next_id_++;
-    out->arrival = order_.Arrival(ns);
-    out->prompt_tokens = prompt;
-    out->output_tokens = output;
-    out->priority = 0;
-    out->session_id = -1;
-    out->model.clear();
-    out->prefix_blocks.clear();
-    out->prefix_block_tokens = 0;
+    Emit(out, order_.Arrival(ns), prompt, output);
     return true;
   }
 }

@@ -39,13 +39,12 @@
 
 namespace fleetsim {
 
-class BurstGptTraceReader final : public LineTraceReader {
+class BurstGptTraceReader final : public LineTraceReaderOf<BurstGptTraceReader> {
  public:
   // Opens the file and checks the header. Errors: `cannot open trace "path":
   // <strerror>`, or `path:1: ...` for a missing, unknown or repeated column.
-  static Status Open(const std::string& path, std::unique_ptr<RequestSource>* out);
-  static Status FromStream(std::string name, std::unique_ptr<std::istream> in,
-                           std::unique_ptr<RequestSource>* out);
+  // Open(path), and FromStream(name, stream) for tests and fuzzers, come
+  // from LineTraceReaderOf.
 
   // A row error (column count, a count that is not a non-negative integer,
   // a bad timestamp, time going backwards, a blank line) ends the stream
@@ -56,13 +55,13 @@ class BurstGptTraceReader final : public LineTraceReader {
  private:
   static constexpr size_t kMaxColumns = 8;  // BurstGPT_3's header
 
-  explicit BurstGptTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReader(std::move(lines)) {}
+  friend class LineTraceReaderOf<BurstGptTraceReader>;
+  explicit BurstGptTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReaderOf(std::move(lines)) {}
   static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
 
   size_t num_columns_ = 0;
   size_t col_time_ = 0, col_request_ = 0, col_response_ = 0;
   ArrivalOrder order_;  // every row, failed ones too; arrivals from the first emitted
-  uint64_t next_id_ = 0;
   int64_t skipped_ = 0;
 };
 

@@ -11,25 +11,13 @@ namespace {
 constexpr std::string_view kRequired[3] = {"arrival_s", "prompt_tokens", "output_tokens"};
 }  // namespace
 
-Status CsvTraceReader::Open(const std::string& path, std::unique_ptr<RequestSource>* out) {
-  return OpenFileWith(&Start, path, out);
-}
-
-Status CsvTraceReader::FromStream(std::string name, std::unique_ptr<std::istream> in,
-                                  std::unique_ptr<RequestSource>* out) {
-  return OpenStreamWith(&Start, std::move(name), std::move(in), out);
-}
-
 Status CsvTraceReader::Start(std::unique_ptr<LineReader> lines,
                              std::unique_ptr<RequestSource>* out) {
   static const std::string kExpected =
       "expected the header \"arrival_s,prompt_tokens,output_tokens\" optionally followed by "
       "session_id, model, priority";
   std::string_view header;
-  if (!lines->Next(&header)) {
-    if (!lines->status().ok()) return lines->status();
-    return lines->ErrorAtLine(1, "empty file; " + kExpected);
-  }
+  FLEETSIM_RETURN_IF_ERROR(ReadHeader(*lines, kExpected, &header));
   std::string_view cols[kMaxColumns + 1];
   const size_t n = SplitCsv(header, cols, kMaxColumns + 1);
   if (n < 3 || cols[0] != kRequired[0] || cols[1] != kRequired[1] || cols[2] != kRequired[2]) {

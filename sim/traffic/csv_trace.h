@@ -23,14 +23,13 @@
 
 namespace fleetsim {
 
-class CsvTraceReader final : public LineTraceReader {
+class CsvTraceReader final : public LineTraceReaderOf<CsvTraceReader> {
  public:
   // Opens the file and checks the header. Errors: `cannot open trace "path":
   // <strerror>`; `path:1: ...` for a missing, wrong, duplicated or unknown
   // column name.
-  static Status Open(const std::string& path, std::unique_ptr<RequestSource>* out);
-  static Status FromStream(std::string name, std::unique_ptr<std::istream> in,
-                           std::unique_ptr<RequestSource>* out);
+  // Open(path), and FromStream(name, stream) for tests and fuzzers, come
+  // from LineTraceReaderOf.
 
   // A row error ends the stream with status `path:line: what`.
   bool Next(Request* out) override;
@@ -39,13 +38,13 @@ class CsvTraceReader final : public LineTraceReader {
   static constexpr size_t kMaxColumns = 6;
   enum class Column { kSession, kModel, kPriority };
 
-  explicit CsvTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReader(std::move(lines)) {}
+  friend class LineTraceReaderOf<CsvTraceReader>;
+  explicit CsvTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReaderOf(std::move(lines)) {}
   static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
 
   Column extra_[kMaxColumns - 3] = {};  // meaning of columns 3.. in file order
   size_t num_columns_ = 3;
   ArrivalOrder order_;
-  uint64_t next_id_ = 0;
 };
 
 }  // namespace fleetsim

@@ -26,17 +26,8 @@ std::string Shown(const Json& v) { return QuoteForMessage(DescribeJson(v, 64)); 
 }  // namespace
 
 MooncakeTraceReader::MooncakeTraceReader(std::unique_ptr<LineReader> lines)
-    : LineTraceReader(std::move(lines)) {}
+    : LineTraceReaderOf(std::move(lines)) {}
 MooncakeTraceReader::~MooncakeTraceReader() = default;
-
-Status MooncakeTraceReader::Open(const std::string& path, std::unique_ptr<RequestSource>* out) {
-  return OpenFileWith(&Start, path, out);
-}
-
-Status MooncakeTraceReader::FromStream(std::string name, std::unique_ptr<std::istream> in,
-                                       std::unique_ptr<RequestSource>* out) {
-  return OpenStreamWith(&Start, std::move(name), std::move(in), out);
-}
 
 Status MooncakeTraceReader::Start(std::unique_ptr<LineReader> lines,
                                   std::unique_ptr<RequestSource>* out) {

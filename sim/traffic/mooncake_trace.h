@@ -24,13 +24,12 @@ namespace fleetsim {
 // Tokens per Mooncake hash id.
 inline constexpr int32_t kMooncakeBlockTokens = 512;
 
-class MooncakeTraceReader final : public LineTraceReader {
+class MooncakeTraceReader final : public LineTraceReaderOf<MooncakeTraceReader> {
  public:
   // Opens the file. Error: `cannot open trace "path": <strerror>`. JSONL has
   // no header, so an empty file shows at the first Next (`path:1: empty file`).
-  static Status Open(const std::string& path, std::unique_ptr<RequestSource>* out);
-  static Status FromStream(std::string name, std::unique_ptr<std::istream> in,
-                           std::unique_ptr<RequestSource>* out);
+  // Open(path), and FromStream(name, stream) for tests and fuzzers, come
+  // from LineTraceReaderOf.
   ~MooncakeTraceReader() override;
 
   // A bad line (not JSON, missing or mistyped key, non-positive length,
@@ -38,6 +37,7 @@ class MooncakeTraceReader final : public LineTraceReader {
   bool Next(Request* out) override;
 
  private:
+  friend class LineTraceReaderOf<MooncakeTraceReader>;
   explicit MooncakeTraceReader(std::unique_ptr<LineReader> lines);
   static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
   // Parses one line into *out (arrival in raw trace ns); false with status_
@@ -45,7 +45,6 @@ class MooncakeTraceReader final : public LineTraceReader {
   bool ParseLine(std::string_view line, Request* out, int64_t* raw_ns);
 
   bool started_ = false;
-  uint64_t next_id_ = 0;
   int64_t first_ns_ = 0;
   int64_t prev_ns_ = 0;
   int64_t prev_line_ = 0;

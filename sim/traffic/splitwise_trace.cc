@@ -12,24 +12,12 @@ namespace {
 constexpr std::string_view kRequired[3] = {"arrived_at", "num_prefill_tokens", "num_decode_tokens"};
 }  // namespace
 
-Status SplitwiseTraceReader::Open(const std::string& path, std::unique_ptr<RequestSource>* out) {
-  return OpenFileWith(&Start, path, out);
-}
-
-Status SplitwiseTraceReader::FromStream(std::string name, std::unique_ptr<std::istream> in,
-                                        std::unique_ptr<RequestSource>* out) {
-  return OpenStreamWith(&Start, std::move(name), std::move(in), out);
-}
-
 Status SplitwiseTraceReader::Start(std::unique_ptr<LineReader> lines,
                                    std::unique_ptr<RequestSource>* out) {
   static const std::string kExpected =
       "expected a header with the columns arrived_at, num_prefill_tokens, num_decode_tokens";
   std::string_view header;
-  if (!lines->Next(&header)) {
-    if (!lines->status().ok()) return lines->status();
-    return lines->ErrorAtLine(1, "empty file; " + kExpected);
-  }
+  FLEETSIM_RETURN_IF_ERROR(ReadHeader(*lines, kExpected, &header));
   CsvHeader h;
   FLEETSIM_RETURN_IF_ERROR(FindCsvColumns(*lines, header, {std::begin(kRequired), std::end(kRequired)}, {0, 1, 2},
                                           /*refuse_unknown=*/false, kExpected, kMaxColumns, &h));
@@ -59,22 +47,17 @@ bool SplitwiseTraceReader::Next(Request* out) {
   if (!ParseSecondsToTime(f[col_time_], &ns)) {
     return Fail(lines_->ErrorAt("arrived_at: expected a number of seconds, got " + QuoteForMessage(f[col_time_])));
   }
-  if (!ParsePositiveInt32(f[col_prefill_], &out->prompt_tokens)) {
+  int32_t prompt, output;
+  if (!ParsePositiveInt32(f[col_prefill_], &prompt)) {
     return Fail(lines_->ErrorAt("num_prefill_tokens: expected a positive integer, got " +
                                 QuoteForMessage(f[col_prefill_])));
   }
-  if (!ParsePositiveInt32(f[col_decode_], &out->output_tokens)) {
+  if (!ParsePositiveInt32(f[col_decode_], &output)) {
     return Fail(lines_->ErrorAt("num_decode_tokens: expected a positive integer, got " +
                                 QuoteForMessage(f[col_decode_])));
   }
   if (Status s = order_.Check(*lines_, "arrived_at", f[col_time_], ns); !s.ok()) return Fail(std::move(s));
-  out->id = next_id_++;
-  out->arrival = order_.Arrival(ns);
-  out->priority = 0;
-  out->session_id = -1;
-  out->model.clear();
-  out->prefix_blocks.clear();
-  out->prefix_block_tokens = 0;
+  Emit(out, order_.Arrival(ns), prompt, output);
   return true;
 }
 

@@ -28,13 +28,12 @@
 
 namespace fleetsim {
 
-class SplitwiseTraceReader final : public LineTraceReader {
+class SplitwiseTraceReader final : public LineTraceReaderOf<SplitwiseTraceReader> {
  public:
   // Opens the file and checks the header. Errors: `cannot open trace "path":
   // <strerror>`, or `path:1: ...` for a missing or repeated column.
-  static Status Open(const std::string& path, std::unique_ptr<RequestSource>* out);
-  static Status FromStream(std::string name, std::unique_ptr<std::istream> in,
-                           std::unique_ptr<RequestSource>* out);
+  // Open(path), and FromStream(name, stream) for tests and fuzzers, come
+  // from LineTraceReaderOf.
 
   // A row error ends the stream with status `path:line: what`.
   bool Next(Request* out) override;
@@ -43,13 +42,13 @@ class SplitwiseTraceReader final : public LineTraceReader {
   // Columns a row may have; a header with more is refused (a wrong file).
   static constexpr size_t kMaxColumns = 64;
 
-  explicit SplitwiseTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReader(std::move(lines)) {}
+  friend class LineTraceReaderOf<SplitwiseTraceReader>;
+  explicit SplitwiseTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReaderOf(std::move(lines)) {}
   static Status Start(std::unique_ptr<LineReader> lines, std::unique_ptr<RequestSource>* out);
 
   size_t num_columns_ = 0;
   size_t col_time_ = 0, col_prefill_ = 0, col_decode_ = 0;
   ArrivalOrder order_;
-  uint64_t next_id_ = 0;
 };
 
 }  // namespace fleetsim
