@@ -16,20 +16,20 @@ int Specificity(const EngineTermEntry& e) {
   return (e.gpu.empty() ? 0 : 4) + (e.tp == 0 ? 0 : 2) + (e.model.empty() ? 0 : 1);
 }
 
-double* TermField(EngineSpec* s, std::string_view term) {
-  if (term == "step_cpu_us") return &s->cpu_overhead_fixed_us;
-  if (term == "seq_cpu_us") return &s->cpu_overhead_per_seq_us;
-  if (term == "prefill_token_cpu_us") return &s->cpu_per_prefill_token_us;
-  if (term == "decode_token_cpu_us") return &s->cpu_per_decode_token_us;
-  if (term == "eager_launch_us") return &s->eager_launch_us;
-  if (term == "custom_all_reduce_latency_us") return &s->custom_all_reduce_latency_us;
-  if (term == "server_request_us") return &s->server_request_us;
-  if (term == "server_prompt_token_us") return &s->server_prompt_token_us;
-  if (term == "server_output_token_us") return &s->server_output_token_us;
+}  // namespace
+
+double* EngineSpec::Term(std::string_view term) {
+  if (term == "step_cpu_us") return &cpu_overhead_fixed_us;
+  if (term == "seq_cpu_us") return &cpu_overhead_per_seq_us;
+  if (term == "prefill_token_cpu_us") return &cpu_per_prefill_token_us;
+  if (term == "decode_token_cpu_us") return &cpu_per_decode_token_us;
+  if (term == "eager_launch_us") return &eager_launch_us;
+  if (term == "custom_all_reduce_latency_us") return &custom_all_reduce_latency_us;
+  if (term == "server_request_us") return &server_request_us;
+  if (term == "server_prompt_token_us") return &server_prompt_token_us;
+  if (term == "server_output_token_us") return &server_output_token_us;
   return nullptr;
 }
-
-}  // namespace
 
 int EngineSpec::GraphSize(int64_t tokens, bool decode_only) const {
   if (cuda_graphs == CudaGraphMode::kNone || cuda_graph_sizes.empty()) return 0;
@@ -107,7 +107,7 @@ Status ResolveEngine(const EngineProfile& profile, const std::string& gpu, const
     if (std::string_view(term) == "custom_all_reduce_latency_us" &&
         (tp < 2 || profile.all_reduce != AllReduceAlgorithm::kVllmCustom))
       level = "unused";
-    *TermField(&s, term) = best->value;
+    *s.Term(term) = best->value;
     s.sources.push_back({term, level, best->source});
   }
   *out = std::move(s);

@@ -103,6 +103,10 @@ struct EngineSpec {
   };
   std::vector<TermSource> sources;
 
+  // The field that holds the term named `term` (one of kEngineTerms);
+  // nullptr for another name.
+  double* Term(std::string_view term);
+
   // The captured size a step of `tokens` tokens (`decode_only`: every
   // token a decode) is padded to, or 0 when it runs outside a graph.
   int GraphSize(int64_t tokens, bool decode_only) const;

@@ -737,8 +737,8 @@ int CmdCalibrateGemm(const std::string& backend, int device, const std::vector<s
 // output profile is the pool's engine profile with the fitted terms added as
 // entries measured for the pool's GPU, model and tp, each naming its source.
 int CmdFit(const std::vector<std::string>& files, const std::string& scenario_path, const std::string& out,
-           std::string report_dir, const std::string& format, uint64_t seed, const std::string& name, bool quiet,
-           const Catalog& catalog, const Policies& policies) {
+           std::string report_dir, const std::string& format, std::optional<uint64_t> seed, const std::string& name,
+           bool quiet, const Catalog& catalog, const Policies& policies) {
   ScenarioSpec base;
   Status s = LoadScenarioFile(scenario_path, &base, {});
   if (!s.ok()) return Fail(s);
@@ -771,20 +771,15 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
     }
   }
   FitOptions fo;
-  fo.seed = seed;
+  fo.seed = seed.value_or(base.seed);
   FitResult result;
   s = FitEngine(base, catalog, policies, runs, fo, &result);
   if (!s.ok()) return Fail(s);
 
   // The profile: the pool's, with the fitted terms first for this pool.
   EngineProfile profile;
-  const std::string engine = !base.pools[0].engine.empty() ? base.pools[0].engine : pool.scheduler->engine;
-  if (EngineIsFile(engine)) {
-    s = LoadEngineProfileFile(engine, &profile);
-    if (!s.ok()) return Fail(s);
-  } else {
-    profile = *catalog.FindEngine(engine);
-  }
+  s = LoadPoolEngineProfile(base.pools[0], *pool.scheduler, catalog, &profile);
+  if (!s.ok()) return Fail(s.WithPrefix(scenario_path + ": "));
   if (!name.empty()) profile.name = name;
   std::string used;
   for (const ReplayRun& r : runs) used += (used.empty() ? "" : ", ") + std::filesystem::path(r.name).filename().string();
@@ -1042,17 +1037,9 @@ int main(int argc, char** argv) {
   if (*run) return CmdRun(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
   if (*validate) return CmdValidate(vscenario, voverrides, catalog, policies);
   if (*list) return CmdList(catalog, policies);
-  if (*fit) {
-    ScenarioSpec seed_source;
-    uint64_t seed_value = 1;
-    if (fit_seed) {
-      seed_value = *fit_seed;
-    } else if (LoadScenarioFile(fit_scenario, &seed_source, {}).ok()) {
-      seed_value = seed_source.seed;
-    }
-    return CmdFit(fit_files, fit_scenario, fit_out, fit_report, fit_format, seed_value, fit_name, fit_quiet, catalog,
+  if (*fit)
+    return CmdFit(fit_files, fit_scenario, fit_out, fit_report, fit_format, fit_seed, fit_name, fit_quiet, catalog,
                   policies);
-  }
   if (*observe) return CmdObserve(observe_file, observe_format, observe_allow_aggregates, observe_run);
   if (*import_vidur)
     return CmdImportVidur(vidur_compute, vidur_attention, vidur_network, vidur_out, vidur_model, vidur_device, catalog);

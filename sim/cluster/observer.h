@@ -32,6 +32,24 @@ struct RequestRecord {
   bool truncated = false;        // lengths cut to max_model_len (prompt_tokens is what was served)
 };
 
+// The record of a request that never reached an engine's queue (turned
+// away on arrival, or still in the API server when the run ended):
+// `replica` -1 when it reached none.
+inline RequestRecord UnservedRecord(const Request& req, int32_t replica, SimTime finish, RequestStatus status,
+                                    std::string_view reason) {
+  RequestRecord r;
+  r.id = req.id;
+  r.arrival = req.arrival;
+  r.finish = finish;
+  r.prompt_tokens = req.prompt_tokens;
+  r.output_tokens = req.output_tokens;
+  r.replica = replica;
+  r.truncated = req.truncated;
+  r.status = status;
+  r.reason = reason;
+  return r;
+}
+
 // A replica's state at the end of one sampling interval.
 struct ReplicaSample {
   SimTime t = 0;            // end of the interval

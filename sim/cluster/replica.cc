@@ -53,21 +53,6 @@ RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
   return r;
 }
 
-RequestRecord Replica::RecordOfUnserved(const Request& req, SimTime finish, RequestStatus status,
-                                        std::string_view reason) const {
-  RequestRecord r;
-  r.id = req.id;
-  r.arrival = req.arrival;
-  r.finish = finish;
-  r.prompt_tokens = req.prompt_tokens;
-  r.output_tokens = req.output_tokens;
-  r.replica = options_.index;
-  r.truncated = req.truncated;
-  r.status = status;
-  r.reason = reason;
-  return r;
-}
-
 void Replica::Submit(Request req) {
   observer_.OnArrival(req, options_.index);
   const int64_t len = options_.max_model_len;
@@ -83,7 +68,8 @@ void Replica::Submit(Request req) {
     }
   }
   if (static_cast<int64_t>(req.prompt_tokens) + req.output_tokens > len) {
-    observer_.OnFinished(RecordOfUnserved(req, sim_.now(), RequestStatus::kRejected, "exceeds_max_model_len"));
+    observer_.OnFinished(
+        UnservedRecord(req, options_.index, sim_.now(), RequestStatus::kRejected, "exceeds_max_model_len"));
     return;
   }
   const SimTime delay =
@@ -165,7 +151,7 @@ SimTime Replica::TakeBusyTime(SimTime now) {
 
 void Replica::ReportUnfinished(SimTime end, std::string_view reason) {
   for (const auto& [slot, req] : in_server_)
-    observer_.OnFinished(RecordOfUnserved(req, end, RequestStatus::kUnfinished, reason));
+    observer_.OnFinished(UnservedRecord(req, options_.index, end, RequestStatus::kUnfinished, reason));
   in_server_.clear();
   state_.ForEachLive([&](const Seq& s) {
     RequestRecord r = RecordOf(s, RequestStatus::kUnfinished);

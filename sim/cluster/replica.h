@@ -87,10 +87,6 @@ class Replica {
   void StepAtEndOfInstant();
   void OnBatchDone(uint64_t batch_id);
   RequestRecord RecordOf(const Seq& s, RequestStatus status) const;
-  // A request that never reached the engine's queue (rejected, or still in
-  // the API server when the run ended).
-  RequestRecord RecordOfUnserved(const Request& req, SimTime finish, RequestStatus status,
-                                 std::string_view reason) const;
 
   Simulation& sim_;
   ReplicaOptions options_;

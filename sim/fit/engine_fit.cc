@@ -15,15 +15,8 @@ namespace {
 // 100 us per request in the server, 0.05 us per prompt token.
 constexpr double kMinStep[kNumFitTerms] = {50, 1, 0.05, 100, 0.05};
 
-double* Term(EngineSpec* e, int i) {
-  switch (i) {
-    case 0: return &e->cpu_overhead_fixed_us;
-    case 1: return &e->cpu_overhead_per_seq_us;
-    case 2: return &e->cpu_per_prefill_token_us;
-    case 3: return &e->server_request_us;
-    default: return &e->server_prompt_token_us;
-  }
-}
+// The field of fitted term i (kFitTerms names kEngineTerms).
+double* Term(EngineSpec* e, int i) { return e->Term(kFitTerms[i]); }
 
 struct Rig {
   const ScenarioSpec* base;

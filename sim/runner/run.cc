@@ -120,22 +120,11 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   if (!plan->scheduler)
     return Status::Invalid(p.path + ".scheduler: " +
                            Unknown("scheduler", p.scheduler, policies.schedulers.Names()));
-  // The engine profile: the pool's, else the scheduler's own engine.
-  const std::string engine = !p.engine.empty() ? p.engine : plan->scheduler->engine;
-  EngineProfile from_file;
-  const EngineProfile* profile = nullptr;
-  if (EngineIsFile(engine)) {
-    FLEETSIM_RETURN_IF_ERROR(LoadEngineProfileFile(engine, &from_file).WithPrefix(p.path + ".engine: "));
-    profile = &from_file;
-  } else {
-    profile = catalog.FindEngine(engine);
-    if (!profile)
-      return Status::Invalid(p.path + ".engine: " + Unknown("engine", engine, catalog.EngineNames()) +
-                             " (or a path to an engine profile JSON)");
-  }
-  FLEETSIM_RETURN_IF_ERROR(ResolveEngine(*profile, plan->gpu->name, plan->model->name, p.tp, &plan->engine)
+  EngineProfile profile;
+  FLEETSIM_RETURN_IF_ERROR(LoadPoolEngineProfile(p, *plan->scheduler, catalog, &profile));
+  FLEETSIM_RETURN_IF_ERROR(ResolveEngine(profile, plan->gpu->name, plan->model->name, p.tp, &plan->engine)
                                .WithPrefix(p.path + ".engine: "));
-  plan->engine_name = profile->name;
+  plan->engine_name = profile.name;
   if (p.engine_terms) plan->engine = *p.engine_terms;
   const ModelSpec& m = *plan->model;
   if (m.heads % p.tp != 0)
@@ -239,6 +228,18 @@ Status LoadScenarioProfile(const ScenarioSpec& s, std::optional<Profile>* out) {
 }
 
 }  // namespace
+
+Status LoadPoolEngineProfile(const PoolSpec& p, const SchedulerRegistry::Entry& scheduler, const Catalog& catalog,
+                             EngineProfile* out) {
+  const std::string engine = !p.engine.empty() ? p.engine : scheduler.engine;
+  if (EngineIsFile(engine)) return LoadEngineProfileFile(engine, out).WithPrefix(p.path + ".engine: ");
+  const EngineProfile* bundled = catalog.FindEngine(engine);
+  if (!bundled)
+    return Status::Invalid(p.path + ".engine: " + Unknown("engine", engine, catalog.EngineNames()) +
+                           " (or a path to an engine profile JSON)");
+  *out = *bundled;
+  return Status::Ok();
+}
 
 Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, const Policies& policies,
                           std::unique_ptr<ScenarioRun>* out) {
@@ -411,10 +412,14 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   // Closed-loop clients hear of each request's end: they send their next
   // one a think time after it. Everything else goes to the metrics.
   std::function<void(const RequestRecord&)> on_finished;
-  ForwardingObserver observer(metrics.get(), [&](const RequestRecord& rec) {
+  ForwardingObserver forwarding(metrics.get(), [&](const RequestRecord& rec) {
     if (options.on_request) options.on_request(rec);
     if (on_finished) on_finished(rec);
   });
+  // Replicas report straight to the metrics unless someone else listens
+  // (the forwarding costs a call per iteration and token gap).
+  RunObserver& observer =
+      closed_loop || options.on_request ? static_cast<RunObserver&>(forwarding) : *metrics;
 
   // The fleet.
   const std::vector<std::unique_ptr<PerfModel>>& perf = perf_;
@@ -455,15 +460,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     auto it = by_model.find(model);
     if (it == by_model.end()) {
       observer.OnArrival(req, -1);
-      RequestRecord rec;
-      rec.id = req.id;
-      rec.arrival = req.arrival;
-      rec.finish = sim.now();
-      rec.prompt_tokens = req.prompt_tokens;
-      rec.output_tokens = req.output_tokens;
-      rec.status = RequestStatus::kRejected;
-      rec.reason = "unknown_model";
-      observer.OnFinished(rec);
+      observer.OnFinished(UnservedRecord(req, -1, sim.now(), RequestStatus::kRejected, "unknown_model"));
     } else {
       const std::vector<Replica*>& cands = it->second;
       Replica* target = cands[router->Route(req, cands)];

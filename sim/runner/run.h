@@ -30,6 +30,11 @@ struct Policies {
 };
 void RegisterBuiltins(Policies* policies);
 
+// The engine profile a pool runs with: its own (a bundled name or a file),
+// else its scheduler's engine's. Errors name the pool's JSON path.
+Status LoadPoolEngineProfile(const PoolSpec& p, const SchedulerRegistry::Entry& scheduler, const Catalog& catalog,
+                             EngineProfile* out);
+
 // A pool after resolution: everything a replica needs, checked.
 struct PoolPlan {
   const PoolSpec* spec = nullptr;
