@@ -6,7 +6,8 @@
 #                sanitizer build (at -O1, so its suite stays quick) and its
 #                tests, then each fuzz target for 20 s
 #   make bench   Google Benchmarks + the 1M-request scenario (wall, RSS, rates),
-#                calibration figures and the Vidur transfer errors
+#                calibration figures, the Vidur transfer errors and the engine
+#                profiles' errors on published serving figures
 #   make fuzz    each fuzz target for 60 s
 #
 # Build folders: build/ (release + CUDA when nvcc is found), build-asan/,
@@ -88,6 +89,7 @@ bench: build
 	tools/bench.sh $(BUILD)
 	tools/calibrate_bench.sh $(BUILD)
 	./$(BUILD)/tests/bench/vidur_transfer_bench
+	./$(BUILD)/tests/bench/fidelity_bench
 
 clean:
 	rm -rf build build-asan build-fuzz out

@@ -315,13 +315,7 @@ Status ParseEngineProfile(std::string_view json_text, const std::string& origin,
   ObjectReader r(doc, origin, "");
   FLEETSIM_RETURN_IF_ERROR(
       r.CheckKeys({"format", "version", "name", "engine", "description", "cuda_graphs", "all_reduce", "terms"}));
-  std::string format;
-  FLEETSIM_RETURN_IF_ERROR(r.String("format", &format));
-  if (format != "fleetsim-engine-profile")
-    return r.Error("format", "expected \"fleetsim-engine-profile\", got \"" + format + "\"");
-  int64_t version = 0;
-  FLEETSIM_RETURN_IF_ERROR(r.Int64("version", Bound::kPositive, 1000, &version));
-  if (version != 1) return r.Error("version", "this fleetsim reads version 1, got " + std::to_string(version));
+  FLEETSIM_RETURN_IF_ERROR(r.FormatAndVersion("fleetsim-engine-profile", 1));
   EngineProfile e;
   e.origin = origin;
   FLEETSIM_RETURN_IF_ERROR(r.String("name", &e.name));
@@ -365,7 +359,7 @@ Status ParseEngineProfile(std::string_view json_text, const std::string& origin,
   ObjectReader terms;
   FLEETSIM_RETURN_IF_ERROR(r.Object("terms", &terms));
   FLEETSIM_RETURN_IF_ERROR(terms.CheckKeys(
-      {"step_cpu_us", "seq_cpu_us", "prefill_token_cpu_us", "decode_token_cpu_us", "eager_launch_us",
+      {"step_cpu_us", "seq_cpu_us", "prefill_token_cpu_us", "decode_token_cpu_us", "tp_step_cpu_us", "eager_launch_us",
        "custom_all_reduce_latency_us", "server_request_us", "server_prompt_token_us", "server_output_token_us"}));
   for (const char* term : kEngineTerms) {
     if (!terms.Has(term)) return terms.Error(term, "missing required key (a list of values with their sources)");
@@ -403,7 +397,10 @@ Status WriteEngineProfileJson(const EngineProfile& e, std::string* out) {
   graphs["mode"] = e.cuda_graphs == CudaGraphMode::kNone         ? "none"
                    : e.cuda_graphs == CudaGraphMode::kDecodeOnly ? "decode_only"
                                                                  : "all_steps";
-  if (!e.cuda_graph_sizes.empty()) graphs["sizes"] = e.cuda_graph_sizes;
+  // The captured sizes go on one line (dump(2) would give each its own):
+  // a placeholder, replaced below.
+  constexpr const char* kSizes = "@@cuda_graph_sizes@@";
+  if (!e.cuda_graph_sizes.empty()) graphs["sizes"] = kSizes;
   graphs["source"] = e.cuda_graphs_source;
   top["all_reduce"]["algorithm"] = e.all_reduce == AllReduceAlgorithm::kVllmCustom ? "vllm_custom" : "nccl_ring";
   top["all_reduce"]["source"] = e.all_reduce_source;
@@ -428,7 +425,16 @@ Status WriteEngineProfileJson(const EngineProfile& e, std::string* out) {
       list.push_back(std::move(entry));
     }
   }
-  *out = top.dump(2) + "\n";
+  std::string text = top.dump(2) + "\n";
+  if (!e.cuda_graph_sizes.empty()) {
+    std::string sizes = "[";
+    for (size_t i = 0; i < e.cuda_graph_sizes.size(); ++i)
+      sizes += (i ? ", " : "") + std::to_string(e.cuda_graph_sizes[i]);
+    sizes += "]";
+    const std::string quoted = std::string("\"") + kSizes + "\"";
+    text.replace(text.find(quoted), quoted.size(), sizes);
+  }
+  *out = std::move(text);
   return Status::Ok();
 }
 

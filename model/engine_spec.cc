@@ -23,6 +23,7 @@ double* EngineSpec::Term(std::string_view term) {
   if (term == "seq_cpu_us") return &cpu_overhead_per_seq_us;
   if (term == "prefill_token_cpu_us") return &cpu_per_prefill_token_us;
   if (term == "decode_token_cpu_us") return &cpu_per_decode_token_us;
+  if (term == "tp_step_cpu_us") return &tp_step_cpu_us;
   if (term == "eager_launch_us") return &eager_launch_us;
   if (term == "custom_all_reduce_latency_us") return &custom_all_reduce_latency_us;
   if (term == "server_request_us") return &server_request_us;
@@ -107,6 +108,7 @@ Status ResolveEngine(const EngineProfile& profile, const std::string& gpu, const
     if (std::string_view(term) == "custom_all_reduce_latency_us" &&
         (tp < 2 || profile.all_reduce != AllReduceAlgorithm::kVllmCustom))
       level = "unused";
+    if (std::string_view(term) == "tp_step_cpu_us" && tp < 2) level = "unused";
     *s.Term(term) = best->value;
     s.sources.push_back({term, level, best->source});
   }

@@ -34,6 +34,7 @@ inline constexpr const char* kEngineTerms[] = {
     "seq_cpu_us",                    // per sequence in the step (block tables, sampling, output processing)
     "prefill_token_cpu_us",          // per prefill token in the step (input preparation)
     "decode_token_cpu_us",           // per decode token in the step
+    "tp_step_cpu_us",                // per step at tp > 1: handing the step to the other workers, waiting for them
     "eager_launch_us",               // CPU time to launch one kernel outside a CUDA graph
     "custom_all_reduce_latency_us",  // one synchronisation step of the engine's own all-reduce
     "server_request_us",             // API server: request parsing before the engine sees it
@@ -85,6 +86,7 @@ struct EngineSpec {
   double cpu_overhead_per_seq_us = 0;  // seq_cpu_us
   double cpu_per_prefill_token_us = 0;
   double cpu_per_decode_token_us = 0;
+  double tp_step_cpu_us = 0;  // added to every step of a pool with tp > 1
   double eager_launch_us = 0;
   CudaGraphMode cuda_graphs = CudaGraphMode::kNone;
   std::vector<int> cuda_graph_sizes;
@@ -98,7 +100,8 @@ struct EngineSpec {
   struct TermSource {
     std::string term;
     std::string level;  // "exact", "same_gpu", "estimate"; "unused" for a term the pool never
-                        // applies (the custom all-reduce at tp 1 or under nccl_ring)
+                        // applies (tp_step_cpu_us at tp 1; the custom all-reduce at tp 1 or
+                        // under nccl_ring)
     std::string source;
   };
   std::vector<TermSource> sources;

@@ -1,8 +1,7 @@
 // ObjectReader: reads the fields of one JSON object into typed values, each
-// error naming the origin (a file) and the JSON path. Private to model/:
-// catalog.cc (the zoo, hardware and engine files) and hf_config.cc (a
-// Hugging Face config.json) are the only files of the library that see
-// nlohmann::json, and both read through this.
+// error naming the origin (a file) and the JSON path. Read through by
+// catalog.cc (the zoo, hardware and engine files), hf_config.cc (a Hugging
+// Face config.json) and sim/fit/measurement_set.cc (published figures).
 #pragma once
 
 #include <algorithm>
@@ -148,6 +147,19 @@ class ObjectReader {
   }
 
   const json& object() const { return *object_; }
+
+  // A versioned file's header: "format" must be `format`, and "version" this
+  // reader's `version` (a newer file is refused, not half read).
+  Status FormatAndVersion(std::string_view format, int64_t version) const {
+    std::string f;
+    FLEETSIM_RETURN_IF_ERROR(String("format", &f));
+    if (f != format) return Error("format", "expected \"" + std::string(format) + "\", got \"" + f + "\"");
+    int64_t v = 0;
+    FLEETSIM_RETURN_IF_ERROR(Int64("version", Bound::kPositive, 1000, &v));
+    if (v != version)
+      return Error("version", "this fleetsim reads version " + std::to_string(version) + ", got " + std::to_string(v));
+    return Status::Ok();
+  }
 
  private:
   Status Get(std::string_view key, const json** out) const {

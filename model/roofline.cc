@@ -175,7 +175,8 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
     pp_ns_per_token_ = sends * token_bytes / bw;
   }
 
-  cpu_fixed_ns_ = engine.cpu_overhead_fixed_us * 1e3;
+  // A step of a tensor-parallel pool also waits for its workers.
+  cpu_fixed_ns_ = (engine.cpu_overhead_fixed_us + (shard.tp > 1 ? engine.tp_step_cpu_us : 0)) * 1e3;
   cpu_per_seq_ns_ = engine.cpu_overhead_per_seq_us * 1e3;
   cpu_per_prefill_token_ns_ = engine.cpu_per_prefill_token_us * 1e3;
   cpu_per_decode_token_ns_ = engine.cpu_per_decode_token_us * 1e3;
@@ -320,8 +321,9 @@ std::vector<std::pair<std::string, std::string>> RooflinePerfModel::Sources() co
   for (const char* kind : kOpKinds) {
     const std::string k = kind;
     if (k == "cpu_overhead") {
+      // tp_step_cpu_us resolves as "unused" at tp 1, which WeakestLevel skips.
       out.emplace_back(kind, engine + engine_.WeakestLevel({"step_cpu_us", "seq_cpu_us", "prefill_token_cpu_us",
-                                                            "decode_token_cpu_us"}));
+                                                            "decode_token_cpu_us", "tp_step_cpu_us"}));
     } else if (k == "launch") {
       out.emplace_back(kind, engine + engine_.WeakestLevel({"eager_launch_us"}));
     } else if (k == "server") {

@@ -9,7 +9,7 @@
 //   fleetsim calibrate gemm --backend cpu|cuda --shapes MxNxK[,...] [--dtype bf16] [--reps N] [--json FILE]
 //   fleetsim calibrate import-vidur --compute FILE [--attention FILE] --network FILE[,FILE] --out PROFILE.json
 //                                   [--model NAME] [--device NAME]
-//   fleetsim fit OBSERVED... --scenario S.json --out ENGINE.json [--report DIR] [--format F] [--name N]
+//   fleetsim fit OBSERVED... [--scenario S.json] [--split NAME] --out ENGINE.json [--report DIR] [--format F] [--name N]
 //   fleetsim observe FILE [--format vllm|aiperf|genaiperf|guidellm|csv] [--allow-aggregates] [--run N]
 //
 // Exit codes: 0 success; 2 bad input (scenario, trace, names, impossible
@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,10 @@
 #include "model/catalog.h"
 #include "model/profile.h"
 #include "sim/metrics/text_out.h"
+#include "base/file.h"
 #include "sim/fit/engine_fit.h"
 #include "sim/fit/fit_report.h"
+#include "sim/fit/measurement_set.h"
 #include "sim/fit/replay_observed.h"
 #include "sim/observe/observed_summary.h"
 #include "sim/observe/read_observed.h"
@@ -736,30 +739,75 @@ int CmdCalibrateGemm(const std::string& backend, int device, const std::vector<s
 // fleetsim fit: engine terms from observed runs (sim/fit/engine_fit.h). The
 // output profile is the pool's engine profile with the fitted terms added as
 // entries measured for the pool's GPU, model and tp, each naming its source.
-int CmdFit(const std::vector<std::string>& files, const std::string& scenario_path, const std::string& out,
-           std::string report_dir, const std::string& format, std::optional<uint64_t> seed, const std::string& name,
-           bool quiet, const Catalog& catalog, const Policies& policies) {
+// `v` to `digits` significant figures (0 stays 0).
+double RoundSignificant(double v, int digits) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, digits - static_cast<int>(std::ceil(std::log10(std::fabs(v)))));
+  return std::round(v * scale) / scale;
+}
+
+int CmdFit(const std::vector<std::string>& files, const std::string& scenario_path, const std::string& split,
+           const std::string& out, std::string report_dir, const std::string& format, std::optional<uint64_t> seed,
+           const std::string& name, bool quiet, const Catalog& catalog, const Policies& policies) {
+  // Measurement sets (published figures, each run with its own scenario)
+  // and benchmark clients' files (replayed on --scenario's pool).
+  std::vector<ReplayRun> runs;
+  std::vector<std::string> client_files;
+  std::optional<uint64_t> set_seed;
+  std::set<std::string> set_dates, set_versions;  // of the measured runs' sources
+  int sets_read = 0;
+  for (const std::string& f : files) {
+    std::string text;
+    Status s = ReadWholeFile(f, "observed file", &text);
+    if (!s.ok()) return Fail(s);
+    if (!LooksLikeMeasurementSet(text)) {
+      client_files.push_back(f);
+      continue;
+    }
+    // --split picks runs across all the sets: one set may have none of it.
+    MeasurementSet set;
+    s = ParseMeasurementSet(text, f, "", &set);
+    if (!s.ok()) return Fail(s);
+    if (!set_seed) set_seed = set.seed;
+    ++sets_read;
+    for (Measurement& m : set.runs) {
+      if (!split.empty() && m.split != split) continue;
+      set_dates.insert(m.date);
+      if (!m.engine_version.empty()) set_versions.insert(m.engine_version);
+      runs.push_back(std::move(m.run));
+    }
+  }
+  if (!split.empty() && client_files.empty() && runs.empty())
+    return Fail(Status::Invalid(files[0] + ": runs: no run has split \"" + split + "\"" +
+                                (sets_read > 1 ? " in any of the " + std::to_string(sets_read) + " sets" : "")));
+  if (!split.empty() && !client_files.empty())
+    return Fail(Status::Invalid(client_files[0] + ": --split selects runs of measurement sets; this is a benchmark "
+                                                  "client's file"));
+  if (scenario_path.empty() && !client_files.empty())
+    return Fail(Status::Invalid(client_files[0] + ": a benchmark client's file is replayed on a scenario's pool; "
+                                                  "give --scenario"));
   ScenarioSpec base;
-  Status s = LoadScenarioFile(scenario_path, &base, {});
-  if (!s.ok()) return Fail(s);
-  if (base.pools.size() != 1)
-    return Fail(Status::Invalid(scenario_path + ": fleet.pools: fit replays one pool; the scenario has " +
-                                std::to_string(base.pools.size())));
+  if (!scenario_path.empty()) {
+    Status s = LoadScenarioFile(scenario_path, &base, {});
+    if (!s.ok()) return Fail(s);
+    if (base.pools.size() != 1)
+      return Fail(Status::Invalid(scenario_path + ": fleet.pools: fit replays one pool; the scenario has " +
+                                  std::to_string(base.pools.size())));
+  } else {
+    base = *runs.front().scenario;
+  }
   std::unique_ptr<ScenarioRun> check;
-  s = ScenarioRun::Build(base, catalog, policies, &check);
+  Status s = ScenarioRun::Build(base, catalog, policies, &check);
   if (!s.ok()) return Fail(s);
-  const PoolPlan& pool = check->pools()[0];
   if (report_dir.empty()) {
     const std::filesystem::path p(out);
     report_dir = (p.parent_path() / (p.stem().string() + "-report")).string();
   }
   s = CheckOutputFile("--out", out);
   if (!s.ok()) return Fail(s);
-  // The runs.
   ReadObservedOptions ro;
   ro.format = format;
-  std::vector<ReplayRun> runs;
-  for (const std::string& f : files) {
+  for (const std::string& f : client_files) {
     std::vector<ObservedRun> observed;
     s = ReadObservedFile(f, ro, &observed);
     if (!s.ok()) return Fail(s);
@@ -770,19 +818,63 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
       runs.push_back(std::move(r));
     }
   }
+  // Every run's pool: one engine profile for all (the fitted terms are
+  // written into it), and the GPU, model and tp the runs share, which the
+  // written entries name (an entry without them is generic).
+  struct PoolOf {
+    std::string engine, gpu, model;
+    int tp = 0;
+  };
+  std::vector<PoolOf> pools;
+  for (const ReplayRun& r : runs) {
+    const ScenarioSpec& spec = r.scenario ? *r.scenario : base;
+    std::unique_ptr<ScenarioRun> built;
+    s = ScenarioRun::Build(spec, catalog, policies, &built);
+    if (!s.ok()) return Fail(s.WithPrefix((r.origin.empty() ? r.name : r.origin) + ": "));
+    const PoolPlan& pp = built->pools()[0];
+    pools.push_back({pp.engine.name, pp.gpu->name, pp.model->name, pp.shard.tp});
+    if (pools.back().engine != pools.front().engine)
+      return Fail(Status::Invalid((r.origin.empty() ? r.name : r.origin) + ": runs with engine profile \"" +
+                                  pools.back().engine + "\" and \"" + pools.front().engine + "\" (" +
+                                  (runs.front().origin.empty() ? runs.front().name : runs.front().origin) +
+                                  ") cannot be fitted together: fit one engine at a time (--split, or one set per "
+                                  "engine)"));
+  }
+  PoolOf shared = pools.front();
+  for (const PoolOf& p : pools) {
+    if (p.gpu != shared.gpu) shared.gpu.clear();
+    if (p.model != shared.model) shared.model.clear();
+    if (p.tp != shared.tp) shared.tp = 0;
+  }
+  // An entry naming a model or tp names its GPU too (the fallback order).
+  if (shared.gpu.empty()) {
+    shared.model.clear();
+    shared.tp = 0;
+  }
   FitOptions fo;
-  fo.seed = seed.value_or(base.seed);
+  fo.seed = seed.value_or(scenario_path.empty() && set_seed ? *set_seed : base.seed);
   FitResult result;
   s = FitEngine(base, catalog, policies, runs, fo, &result);
   if (!s.ok()) return Fail(s);
+  const ScenarioSpec& first = runs.front().scenario ? *runs.front().scenario : base;
+  std::unique_ptr<ScenarioRun> first_run;
+  s = ScenarioRun::Build(first, catalog, policies, &first_run);
+  if (!s.ok()) return Fail(s);
+  const PoolPlan& pool = first_run->pools()[0];
 
   // The profile: the pool's, with the fitted terms first for this pool.
   EngineProfile profile;
-  s = LoadPoolEngineProfile(base.pools[0], *pool.scheduler, catalog, &profile);
-  if (!s.ok()) return Fail(s.WithPrefix(scenario_path + ": "));
+  s = LoadPoolEngineProfile(first.pools[0], *pool.scheduler, catalog, &profile);
+  if (!s.ok()) return Fail(s.WithPrefix(first.file + ": "));
   if (!name.empty()) profile.name = name;
   std::string used;
   for (const ReplayRun& r : runs) used += (used.empty() ? "" : ", ") + std::filesystem::path(r.name).filename().string();
+  // The run names of a large set would make an unreadable source.
+  if (runs.size() > 8) {
+    used.clear();
+    for (const std::string& f : files) used += (used.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
+    if (!split.empty()) used += ", split " + split;
+  }
   double worst_left_out = 0;
   bool have_left_out = false;
   for (int m = 0; m < kNumFitMetrics; ++m) {
@@ -791,19 +883,41 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
       have_left_out = true;
     }
   }
+  auto joined = [](const std::set<std::string>& s) {
+    std::string out;
+    for (const std::string& v : s) out += (out.empty() ? "" : "; ") + v;
+    return out;
+  };
   for (int i = 0; i < kNumFitTerms; ++i) {
+    // A term no run is sensitive to (the server's without a served run, the
+    // tensor-parallel step without a tp > 1 run) keeps the profile's entries.
+    if (!result.informed[i]) continue;
     EngineTermEntry e;
-    e.value = result.terms[i];
-    e.gpu = pool.gpu->name;
-    e.model = pool.model->name;
-    e.tp = pool.shard.tp;
+    // Four significant figures: the fit is not more precise than that, and
+    // the file stays readable.
+    e.value = RoundSignificant(result.terms[i], 4);
+    e.gpu = shared.gpu;
+    e.model = shared.model;
+    e.tp = shared.tp;
     e.source = "fleetsim fit on " + std::to_string(runs.size()) + " observed run" + (runs.size() == 1 ? "" : "s") +
                " (" + used + ")" +
                (have_left_out ? "; worst per-metric median error on runs left out " + Percent(worst_left_out)
                               : "; not cross-validated (one run)");
-    e.date = "as observed";
-    e.engine_version = "the observed server's (not recorded in the benchmark files)";
+    if (set_dates.empty()) {
+      e.date = "as observed";
+    } else {
+      e.date = *set_dates.begin() == *set_dates.rbegin() ? *set_dates.begin()
+                                                         : *set_dates.begin() + " to " + *set_dates.rbegin();
+    }
+    e.engine_version = !set_versions.empty() ? joined(set_versions)
+                       : client_files.empty() ? "not stated by the sources"
+                                              : "the observed server's (not recorded in the benchmark files)";
+    // A refit for the same GPU, model and tp supersedes the earlier entry
+    // (which the new one would shadow anyway).
     auto& list = profile.terms[kFitTerms[i]];
+    std::erase_if(list, [&](const EngineTermEntry& old) {
+      return old.gpu == e.gpu && old.model == e.model && old.tp == e.tp && !e.gpu.empty();
+    });
     list.insert(list.begin(), e);
   }
   std::string text;
@@ -817,13 +931,17 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
   if (s.ok()) s = report->Commit();
   if (!s.ok()) return Fail(s);
   if (!quiet) {
-    std::printf("fitted %s for %s on %s, tp %d, from %zu runs (%d simulations)\n", profile.name.c_str(),
-                pool.model->name.c_str(), pool.gpu->name.c_str(), pool.shard.tp, runs.size(), result.evaluations);
+    std::printf("fitted %s for %s on %s, tp %s, from %zu runs (%d simulations)\n", profile.name.c_str(),
+                shared.model.empty() ? "every model" : shared.model.c_str(),
+                shared.gpu.empty() ? "every GPU" : shared.gpu.c_str(),
+                shared.tp ? std::to_string(shared.tp).c_str() : "any", runs.size(), result.evaluations);
     for (int i = 0; i < kNumFitTerms; ++i)
-      std::printf("  %-24s %10.4g -> %10.4g us\n", kFitTerms[i], result.initial_terms[i], result.terms[i]);
+      std::printf("  %-24s %10.4g -> %10.4g us%s\n", kFitTerms[i], result.initial_terms[i], result.terms[i],
+                  result.informed[i] ? "" : "   (no run depends on it: kept, not written)");
     std::printf("  %-24s %9s %9s %9s   (median |error|)\n", "metric", "before", "fitted", "left out");
     for (int m = 0; m < kNumFitMetrics; ++m)
-      std::printf("  %-24s %9s %9s %9s\n", kFitMetrics[m], Percent(MedianAbsError(result.before, m)).c_str(),
+      if (MedianAbsError(result.before, m))
+        std::printf("  %-24s %9s %9s %9s\n", kFitMetrics[m], Percent(MedianAbsError(result.before, m)).c_str(),
                   Percent(MedianAbsError(result.after, m)).c_str(), Percent(MedianAbsError(result.left_out, m)).c_str());
     std::printf("outputs     %s and %s/{report.md,errors.svg}\n", out.c_str(), report_dir.c_str());
   }
@@ -996,16 +1114,18 @@ int main(int argc, char** argv) {
       ->transform(IntegerIn(0, 1000000000));
 
   std::vector<std::string> fit_files;
-  std::string fit_scenario, fit_out, fit_report, fit_format, fit_name;
+  std::string fit_scenario, fit_out, fit_report, fit_format, fit_name, fit_split;
   std::optional<uint64_t> fit_seed;
   CLI::App* fit = app.add_subcommand(
       "fit", "fit an engine profile's CPU and server terms to observed runs of a real server, by replaying each "
              "run through the scenario's pool");
-  fit->add_option("observed", fit_files, "benchmark clients' result files (as fleetsim observe reads them)")
+  fit->add_option("observed", fit_files,
+                  "benchmark clients' result files (as fleetsim observe reads them), or measurement sets "
+                  "(format fleetsim-measurements: published figures, each run with its scenario)")
       ->required();
   fit->add_option("--scenario", fit_scenario, "scenario whose single pool (model, GPU, tp, scheduler, engine) "
-                                              "served the observed runs")
-      ->required();
+                                              "served the observed runs (required for benchmark clients' files)");
+  fit->add_option("--split", fit_split, "fit only the runs of the measurement sets whose split is this (\"fit\")");
   fit->add_option("--out", fit_out, "engine profile JSON to write")->required();
   fit->add_option("--report", fit_report, "folder for report.md and errors.svg (default: <out>-report next to --out)");
   fit->add_option("--format", fit_format, "the files' format (default: guessed from each file)");
@@ -1038,7 +1158,7 @@ int main(int argc, char** argv) {
   if (*validate) return CmdValidate(vscenario, voverrides, catalog, policies);
   if (*list) return CmdList(catalog, policies);
   if (*fit)
-    return CmdFit(fit_files, fit_scenario, fit_out, fit_report, fit_format, fit_seed, fit_name, fit_quiet, catalog,
+    return CmdFit(fit_files, fit_scenario, fit_split, fit_out, fit_report, fit_format, fit_seed, fit_name, fit_quiet, catalog,
                   policies);
   if (*observe) return CmdObserve(observe_file, observe_format, observe_allow_aggregates, observe_run);
   if (*import_vidur)

@@ -74,7 +74,7 @@ void RegisterBuiltinSchedulers(SchedulerRegistry* registry) {
                 &VllmScheduler::Make, "vllm");
   registry->Add("vllm_v0",
                 "vLLM V0: prefill-first, whole prompts in one step, decodes only in steps without prefill",
-                &VllmV0Scheduler::Make, "vllm");
+                &VllmV0Scheduler::Make, "vllm_v0");
   registry->Add("sarathi",
                 "Sarathi-Serve: decodes first, then prefill chunks up to a fixed chunk-size budget",
                 &SarathiScheduler::Make, "vllm");  // Sarathi-Serve is built on vLLM

@@ -12,8 +12,9 @@ namespace {
 
 // Smallest finite-difference step per term, so a term at 0 still moves the
 // figures: 50 us per step, 1 us per sequence, 0.05 us per prefill token,
-// 100 us per request in the server, 0.05 us per prompt token.
-constexpr double kMinStep[kNumFitTerms] = {50, 1, 0.05, 100, 0.05};
+// 50 us per tensor-parallel step, 100 us per request in the server, 0.05 us
+// per prompt token.
+constexpr double kMinStep[kNumFitTerms] = {50, 1, 0.05, 50, 100, 0.05};
 
 // The field of fitted term i (kFitTerms names kEngineTerms).
 double* Term(EngineSpec* e, int i) { return e->Term(kFitTerms[i]); }
@@ -22,9 +23,12 @@ struct Rig {
   const ScenarioSpec* base;
   const Catalog* catalog;
   const Policies* policies;
-  EngineSpec engine;  // the base pool's resolved terms
   uint64_t seed;
-  std::vector<std::shared_ptr<const std::vector<Request>>> requests;  // per run
+  // Per run: its scenario (the run's own, or the base), its pool's resolved
+  // engine terms, and its requests.
+  std::vector<const ScenarioSpec*> scenarios;
+  std::vector<EngineSpec> engines;
+  std::vector<std::shared_ptr<const std::vector<Request>>> requests;
   int evaluations = 0;
 };
 
@@ -36,15 +40,17 @@ struct PerRequest {
 
 Status Simulate(Rig& rig, const ReplayRun& run, size_t index, const double* terms, FitFigures* out,
                 PerRequest* per_request) {
-  ScenarioSpec spec = *rig.base;
+  ScenarioSpec spec = *rig.scenarios[index];
   spec.traffic = TrafficSpec();
   spec.traffic.kind = TrafficSpec::Kind::kList;
   spec.traffic.requests = rig.requests[index];
   if (run.concurrency) spec.traffic.closed_loop = ClosedLoopSpec{*run.concurrency, 0, false};
   spec.warmup_s = 0;
   spec.duration_s.reset();
-  EngineSpec e = rig.engine;
-  for (int i = 0; i < kNumFitTerms; ++i) *Term(&e, i) = terms[i];
+  EngineSpec e = rig.engines[index];
+  if (terms)
+    for (int i = 0; i < kNumFitTerms; ++i) *Term(&e, i) = terms[i];
+  if (!run.server) e.server_request_us = e.server_prompt_token_us = e.server_output_token_us = 0;
   spec.pools[0].engine_terms = e;
   std::unique_ptr<ScenarioRun> sim;
   FLEETSIM_RETURN_IF_ERROR(ScenarioRun::Build(spec, *rig.catalog, *rig.policies, &sim));
@@ -61,8 +67,9 @@ Status Simulate(Rig& rig, const ReplayRun& run, size_t index, const double* term
   FLEETSIM_RETURN_IF_ERROR(sim->Run(MetricsOptions(), ro, nullptr, &report).WithPrefix(run.name + ": replay: "));
   ++rig.evaluations;
   const Summary& s = report.summary;
-  const std::optional<double> v[kNumFitMetrics] = {s.ttft.p50, s.ttft.p90, s.tpot.p50, s.tpot.p90,
-                                                   s.itl.p50,  s.itl.p90,  s.output_tokens_per_s};
+  const std::optional<double> v[kNumFitMetrics] = {s.ttft.p50,  s.ttft.p90, s.tpot.p50, s.tpot.p90,
+                                                   s.itl.p50,   s.itl.p90,  s.output_tokens_per_s,
+                                                   s.ttft.mean, s.tpot.mean, s.itl.mean, s.e2e.p50, s.e2e.mean};
   for (int m = 0; m < kNumFitMetrics; ++m) out->values[m] = v[m];
   return Status::Ok();
 }
@@ -195,31 +202,35 @@ void Errors(const std::vector<ReplayRun>& runs, const std::vector<size_t>& subse
   }
 }
 
-}  // namespace
-
-std::optional<double> MedianAbsError(const std::vector<RunErrors>& errors, int metric) {
-  std::vector<double> v;
-  for (const RunErrors& e : errors)
-    if (e.error[metric]) v.push_back(std::fabs(*e.error[metric]));
+std::optional<double> Median(std::vector<double> v) {
   if (v.empty()) return std::nullopt;
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policies& policies,
-                 const std::vector<ReplayRun>& runs, const FitOptions& options, FitResult* out) {
-  if (base.pools.size() != 1)
-    return Status::Invalid(base.file + ": fit replays one pool; the scenario has " +
-                           std::to_string(base.pools.size()));
+// The rig for `runs`: each run's scenario (its own or the base) checked and
+// its pool's engine terms resolved, its requests ready to replay.
+Status Prepare(const ScenarioSpec& base, const Catalog& catalog, const Policies& policies,
+               const std::vector<ReplayRun>& runs, uint64_t seed, Rig* rig) {
   if (runs.empty()) return Status::Invalid("fit: no observed runs");
-  Rig rig{&base, &catalog, &policies, EngineSpec(), options.seed, {}, 0};
-  {
-    std::unique_ptr<ScenarioRun> check;
-    FLEETSIM_RETURN_IF_ERROR(ScenarioRun::Build(base, catalog, policies, &check));
-    rig.engine = check->pools()[0].engine;
-  }
+  *rig = Rig{&base, &catalog, &policies, seed, {}, {}, {}, 0};
   for (const ReplayRun& run : runs) {
+    const ScenarioSpec* spec = run.scenario ? run.scenario.get() : &base;
+    if (spec->pools.size() != 1)
+      return Status::Invalid(spec->file + ": fit replays one pool; the scenario has " +
+                             std::to_string(spec->pools.size()));
+    // Runs sharing a scenario share its resolution.
+    const auto same = std::find(rig->scenarios.begin(), rig->scenarios.end(), spec);
+    if (same != rig->scenarios.end()) {
+      rig->engines.push_back(rig->engines[static_cast<size_t>(same - rig->scenarios.begin())]);
+    } else {
+      std::unique_ptr<ScenarioRun> check;
+      FLEETSIM_RETURN_IF_ERROR(ScenarioRun::Build(*spec, catalog, policies, &check)
+                                   .WithPrefix((run.origin.empty() ? run.name : run.origin) + ": "));
+      rig->engines.push_back(check->pools()[0].engine);
+    }
+    rig->scenarios.push_back(spec);
     if (run.requests.empty()) return Status::Invalid(run.name + ": no requests to replay");
     bool any = false;
     for (const auto& v : run.observed.values) any = any || v.has_value();
@@ -227,10 +238,76 @@ Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policie
     auto list = std::make_shared<std::vector<Request>>(run.requests);
     if (run.concurrency)
       for (Request& r : *list) r.arrival = 0;  // the clients' pace sets them
-    rig.requests.push_back(std::move(list));
+    rig->requests.push_back(std::move(list));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::optional<double> MedianAbsError(const std::vector<RunErrors>& errors, int metric) {
+  std::vector<double> v;
+  for (const RunErrors& e : errors)
+    if (e.error[metric]) v.push_back(std::fabs(*e.error[metric]));
+  return Median(std::move(v));
+}
+
+std::optional<double> MedianError(const std::vector<RunErrors>& errors, int metric) {
+  std::vector<double> v;
+  for (const RunErrors& e : errors)
+    if (e.error[metric]) v.push_back(*e.error[metric]);
+  return Median(std::move(v));
+}
+
+std::optional<double> MedianAbsErrorAll(const std::vector<RunErrors>& errors) {
+  std::vector<double> v;
+  for (const RunErrors& e : errors)
+    for (const auto& x : e.error)
+      if (x) v.push_back(std::fabs(*x));
+  return Median(std::move(v));
+}
+
+std::optional<double> MedianBiasAll(const std::vector<RunErrors>& errors) {
+  const int throughput = FitMetricIndex("output_tokens_per_s");
+  std::vector<double> v;
+  for (const RunErrors& e : errors)
+    for (int m = 0; m < kNumFitMetrics; ++m)
+      if (e.error[m]) v.push_back(m == throughput ? 1.0 / (1.0 + *e.error[m]) - 1.0 : *e.error[m]);
+  return Median(std::move(v));
+}
+
+int FitMetricIndex(std::string_view name) {
+  for (int m = 0; m < kNumFitMetrics; ++m)
+    if (name == kFitMetrics[m]) return m;
+  return -1;
+}
+
+Status PredictRuns(const ScenarioSpec& base, const Catalog& catalog, const Policies& policies,
+                   const std::vector<ReplayRun>& runs, uint64_t seed, std::vector<RunErrors>* out) {
+  Rig rig;
+  FLEETSIM_RETURN_IF_ERROR(Prepare(base, catalog, policies, runs, seed, &rig));
+  std::vector<size_t> all(runs.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  std::vector<FitFigures> figures;
+  for (size_t i : all) {
+    FitFigures f;
+    PerRequest per;
+    FLEETSIM_RETURN_IF_ERROR(Simulate(rig, runs[i], i, nullptr, &f, &per));
+    figures.push_back(f);
+  }
+  out->clear();
+  Errors(runs, all, figures, out);
+  return Status::Ok();
+}
+
+Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policies& policies,
+                 const std::vector<ReplayRun>& runs, const FitOptions& options, FitResult* out) {
+  Rig rig;
+  FLEETSIM_RETURN_IF_ERROR(Prepare(base, catalog, policies, runs, options.seed, &rig));
+  // The fitted terms are one set for every run; they start from the first
+  // run's profile.
   FitResult result;
-  for (int i = 0; i < kNumFitTerms; ++i) result.initial_terms[i] = *Term(&rig.engine, i);
+  for (int i = 0; i < kNumFitTerms; ++i) result.initial_terms[i] = *Term(&rig.engines[0], i);
   std::vector<size_t> all(runs.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
 
@@ -238,9 +315,24 @@ Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policie
   std::vector<FitFigures> figures;
   FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, all, result.initial_terms, &r, &figures));
   Errors(runs, all, figures, &result.before);
+  for (int i = 0; i < kNumFitTerms; ++i) {
+    double t[kNumFitTerms];
+    std::copy(result.initial_terms, result.initial_terms + kNumFitTerms, t);
+    t[i] = 2 * t[i] + 10 * kMinStep[i];
+    Eigen::VectorXd ri;
+    FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, all, t, &ri));
+    result.informed[i] = (ri - r).cwiseAbs().maxCoeff() > 1e-9;
+  }
 
   std::copy(result.initial_terms, result.initial_terms + kNumFitTerms, result.terms);
   FLEETSIM_RETURN_IF_ERROR(Minimise(rig, runs, all, options.max_iterations, result.terms, &result.iterations));
+  // A term no run informs comes back from the log space within rounding;
+  // it keeps its value exactly.
+  auto keep_uninformed = [&](double* t) {
+    for (int i = 0; i < kNumFitTerms; ++i)
+      if (!result.informed[i]) t[i] = result.initial_terms[i];
+  };
+  keep_uninformed(result.terms);
   FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, all, result.terms, &r, &figures));
   Errors(runs, all, figures, &result.after);
 
@@ -253,6 +345,7 @@ Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policie
       std::copy(result.initial_terms, result.initial_terms + kNumFitTerms, t);
       int its = 0;
       FLEETSIM_RETURN_IF_ERROR(Minimise(rig, runs, others, options.max_iterations, t, &its));
+      keep_uninformed(t);
       FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, {k}, t, &r, &figures));
       Errors(runs, {k}, figures, &result.left_out);
     }

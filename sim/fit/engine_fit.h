@@ -22,8 +22,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -35,17 +37,31 @@
 
 namespace fleetsim {
 
-// The figures compared, in this order in every table.
-inline constexpr const char* kFitMetrics[] = {"ttft_p50", "ttft_p90", "tpot_p50", "tpot_p90",
-                                              "itl_p50",  "itl_p90",  "output_tokens_per_s"};
-inline constexpr int kNumFitMetrics = 7;
+// The figures compared, in this order in every table (ms, throughput in
+// output tokens per second). Means come after the percentiles because
+// published figures are often means only.
+inline constexpr const char* kFitMetrics[] = {"ttft_p50",  "ttft_p90",  "tpot_p50", "tpot_p90",
+                                              "itl_p50",   "itl_p90",   "output_tokens_per_s",
+                                              "ttft_mean", "tpot_mean", "itl_mean", "e2e_p50", "e2e_mean"};
+inline constexpr int kNumFitMetrics = 12;
+// The index of a metric's name in kFitMetrics, or -1.
+int FitMetricIndex(std::string_view name);
 
 struct FitFigures {
   std::optional<double> values[kNumFitMetrics];  // ms, or tokens per second for throughput
 };
 
 struct ReplayRun {
-  std::string name;               // the observed file
+  std::string name;               // the observed file, or a measurement's id
+  // The run's own scenario (one pool: model, GPU, tp, scheduler, engine), or
+  // null for the base scenario given to FitEngine. A measurement set
+  // (sim/fit/measurement_set.h) gives each run its own.
+  std::shared_ptr<const ScenarioSpec> scenario;
+  // Where the run was read, for messages ("set.json: runs[3]"); empty: name.
+  std::string origin;
+  // False for a run of the engine without its API server (vLLM's offline
+  // LLM class, benchmark_latency.py): the server terms do not apply.
+  bool server = true;
   std::vector<Request> requests;  // arrival (open loop) and lengths, in order
   std::optional<int64_t> concurrency;  // set: closed loop with this many clients
   FitFigures observed;
@@ -62,9 +78,10 @@ struct ReplayRun {
 // decoding sequence feeds one token, so it cannot be told from seq_cpu_us
 // (it keeps the base profile's value); nor is server_output_token_us, which
 // shifts TTFT exactly as server_request_us does.
-inline constexpr const char* kFitTerms[] = {"step_cpu_us", "seq_cpu_us", "prefill_token_cpu_us", "server_request_us",
-                                            "server_prompt_token_us"};
-inline constexpr int kNumFitTerms = 5;
+// tp_step_cpu_us moves only runs at tp > 1; a fit without them keeps it.
+inline constexpr const char* kFitTerms[] = {"step_cpu_us",       "seq_cpu_us",        "prefill_token_cpu_us",
+                                            "tp_step_cpu_us",    "server_request_us", "server_prompt_token_us"};
+inline constexpr int kNumFitTerms = 6;
 
 struct FitOptions {
   uint64_t seed = 1;
@@ -82,6 +99,10 @@ struct RunErrors {
 struct FitResult {
   double terms[kNumFitTerms] = {};          // fitted
   double initial_terms[kNumFitTerms] = {};  // the base profile's
+  // Whether any run's figures move with the term (the server's terms do not
+  // for runs without a server, tp_step_cpu_us not at tp 1): a term no run
+  // informs keeps its initial value.
+  bool informed[kNumFitTerms] = {};
   std::vector<RunErrors> before;  // the base profile, every run
   std::vector<RunErrors> after;   // the fitted terms, every run (fitted on all)
   std::vector<RunErrors> left_out;  // each run predicted by terms fitted on the others
@@ -90,12 +111,28 @@ struct FitResult {
 };
 
 // `base`: the scenario whose single pool is replayed (its traffic is
-// replaced). Errors: more than one pool, no runs, a run without requests
-// or without observed figures, a replay that fails.
+// replaced), for every run without its own scenario. One set of terms is
+// fitted for all runs, starting from the first run's profile. Errors: a
+// scenario with more than one pool, no runs, a run without requests or
+// without observed figures, a replay that fails.
 Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policies& policies,
                  const std::vector<ReplayRun>& runs, const FitOptions& options, FitResult* out);
 
+// Each run simulated with its pool's engine profile as resolved (no fit):
+// what the bundled or given profile predicts. Errors as FitEngine's.
+Status PredictRuns(const ScenarioSpec& base, const Catalog& catalog, const Policies& policies,
+                   const std::vector<ReplayRun>& runs, uint64_t seed, std::vector<RunErrors>* out);
+
 // Median of |error| over runs, per metric (nullopt where no run has it).
 std::optional<double> MedianAbsError(const std::vector<RunErrors>& errors, int metric);
+// Median of the signed error over runs, per metric: the bias.
+std::optional<double> MedianError(const std::vector<RunErrors>& errors, int metric);
+// Median of |error| over every figure of every run, all metrics pooled.
+std::optional<double> MedianAbsErrorAll(const std::vector<RunErrors>& errors);
+// The bias over every figure of every run: the median of simulated /
+// observed - 1 for latencies and observed / simulated - 1 for throughput, so
+// that a negative value always means the simulator is faster than the
+// server (latencies too short, throughput too high).
+std::optional<double> MedianBiasAll(const std::vector<RunErrors>& errors);
 
 }  // namespace fleetsim

@@ -21,16 +21,25 @@ std::string Number(double v) {
   return b;
 }
 
-// One table: a row per run, a column per metric, signed errors.
-std::string RunTable(const std::vector<RunErrors>& errors) {
+// The metrics some run compares (a published figure is often one or two of
+// them): the tables and the chart leave the others out.
+std::vector<int> Compared(const FitResult& r) {
+  std::vector<int> out;
+  for (int m = 0; m < kNumFitMetrics; ++m)
+    if (MedianAbsError(r.before, m)) out.push_back(m);
+  return out;
+}
+
+// One table: a row per run, a column per compared metric, signed errors.
+std::string RunTable(const std::vector<RunErrors>& errors, const std::vector<int>& metrics) {
   std::string t = "| run |";
-  for (const char* m : kFitMetrics) t += std::string(" ") + m + " |";
+  for (int m : metrics) t += std::string(" ") + kFitMetrics[m] + " |";
   t += "\n|---|";
-  for (int m = 0; m < kNumFitMetrics; ++m) t += "---|";
+  for (size_t i = 0; i < metrics.size(); ++i) t += "---|";
   t += "\n";
   for (const RunErrors& e : errors) {
     t += "| " + e.run + " |";
-    for (int m = 0; m < kNumFitMetrics; ++m) t += " " + Percent(e.error[m]) + " |";
+    for (int m : metrics) t += " " + Percent(e.error[m]) + " |";
     t += "\n";
   }
   return t;
@@ -46,17 +55,19 @@ std::string FitReportMarkdown(const FitResult& r, const std::vector<ReplayRun>& 
         " Levenberg-Marquardt iterations on all runs.\n\n";
   md += "## Terms\n\n| term | before (µs) | fitted (µs) |\n|---|---|---|\n";
   for (int i = 0; i < kNumFitTerms; ++i)
-    md += std::string("| ") + kFitTerms[i] + " | " + Number(r.initial_terms[i]) + " | " + Number(r.terms[i]) + " |\n";
+    md += std::string("| ") + kFitTerms[i] + " | " + Number(r.initial_terms[i]) + " | " +
+          (r.informed[i] ? Number(r.terms[i]) : "kept: no run depends on it") + " |\n";
+  const std::vector<int> metrics = Compared(r);
   md += "\n## Median |error| per metric (simulated vs observed)\n\n| metric | before | fitted | left out |\n"
         "|---|---|---|---|\n";
-  for (int m = 0; m < kNumFitMetrics; ++m)
+  for (int m : metrics)
     md += std::string("| ") + kFitMetrics[m] + " | " + Percent(MedianAbsError(r.before, m)) + " | " +
           Percent(MedianAbsError(r.after, m)) + " | " + Percent(MedianAbsError(r.left_out, m)) + " |\n";
   md += "\n\"left out\": each run predicted by terms fitted on the others";
   md += r.left_out.empty() ? " (needs two runs or more: not computed).\n" : ".\n";
-  md += "\n## Per run, before the fit (signed: simulated / observed - 1)\n\n" + RunTable(r.before);
-  md += "\n## Per run, fitted on all runs\n\n" + RunTable(r.after);
-  if (!r.left_out.empty()) md += "\n## Per run, left out of the fit\n\n" + RunTable(r.left_out);
+  md += "\n## Per run, before the fit (signed: simulated / observed - 1)\n\n" + RunTable(r.before, metrics);
+  md += "\n## Per run, fitted on all runs\n\n" + RunTable(r.after, metrics);
+  if (!r.left_out.empty()) md += "\n## Per run, left out of the fit\n\n" + RunTable(r.left_out, metrics);
   md += "\n![median error per metric](errors.svg)\n";
   return md;
 }
@@ -66,9 +77,10 @@ std::string FitErrorsSvg(const FitResult& r) {
   const std::vector<RunErrors>* sets[3] = {&r.before, &r.after, &r.left_out};
   const char* colours[3] = {"#c0504d", "#4f81bd", "#9bbb59"};
   const char* labels[3] = {"before", "fitted", "left out"};
+  const std::vector<int> metrics = Compared(r);
   double top = 0.05;
   for (const auto* set : sets)
-    for (int m = 0; m < kNumFitMetrics; ++m) top = std::max(top, MedianAbsError(*set, m).value_or(0));
+    for (int m : metrics) top = std::max(top, MedianAbsError(*set, m).value_or(0));
   top = std::ceil(top * 20) / 20;  // a multiple of 5%
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kW) + "\" height=\"" +
                     std::to_string(kH) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
@@ -82,19 +94,20 @@ std::string FitErrorsSvg(const FitResult& r) {
                   kLeft, y, kW - 10, y, kLeft - 4, y + 4, 100 * top * g / 4.0);
     svg += b;
   }
-  const double group = (kW - kLeft - 10) / static_cast<double>(kNumFitMetrics);
+  const double group = (kW - kLeft - 10) / static_cast<double>(std::max<size_t>(metrics.size(), 1));
   const double bar = group / 4;
-  for (int m = 0; m < kNumFitMetrics; ++m) {
+  for (size_t g = 0; g < metrics.size(); ++g) {
+    const int m = metrics[g];
     for (int k = 0; k < 3; ++k) {
       const std::optional<double> v = MedianAbsError(*sets[k], m);
       if (!v) continue;
       const double h = (kBottom - kTop) * std::min(*v, top) / top;
       std::snprintf(b, sizeof b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
-                    kLeft + m * group + (k + 0.5) * bar, kBottom - h, bar * 0.9, h, colours[k]);
+                    kLeft + g * group + (k + 0.5) * bar, kBottom - h, bar * 0.9, h, colours[k]);
       svg += b;
     }
     std::snprintf(b, sizeof b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
-                  kLeft + (m + 0.5) * group, kBottom + 16, kFitMetrics[m]);
+                  kLeft + (g + 0.5) * group, kBottom + 16, kFitMetrics[m]);
     svg += b;
   }
   for (int k = 0; k < 3; ++k) {

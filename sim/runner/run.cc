@@ -151,6 +151,14 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   plan->limits.max_model_len = plan->max_model_len;
   plan->limits.max_num_batched_tokens = p.max_num_batched_tokens.value_or(big ? 8192 : 2048);
   plan->limits.max_num_seqs = p.max_num_seqs.value_or(big ? 1024 : 256);
+  // vLLM V0 without chunked prefill (vllm/config.py SchedulerConfig, 0.6):
+  // a step holds a whole prompt, so the budget is max(max_model_len, 2048),
+  // and 256 sequences on every GPU.
+  if (p.scheduler == "vllm_v0") {
+    if (!p.max_num_batched_tokens)
+      plan->limits.max_num_batched_tokens = std::max<int64_t>(plan->max_model_len, 2048);
+    if (!p.max_num_seqs) plan->limits.max_num_seqs = 256;
+  }
   if (plan->limits.max_num_batched_tokens < plan->limits.max_num_seqs)
     return Status::Invalid(p.path + ".max_num_batched_tokens: " +
                            std::to_string(plan->limits.max_num_batched_tokens) +

@@ -300,6 +300,7 @@ TEST(RunOutputs, EngineProfilesFromTheCatalogueOrAFile) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(ReadJson(dir.File("cmp/sglang/summary.json"))["fleet"]["pools"][0]["engine"], "sglang");
   EXPECT_EQ(ReadJson(dir.File("cmp/vllm/summary.json"))["fleet"]["pools"][0]["engine"], "vllm");
+  EXPECT_EQ(ReadJson(dir.File("cmp/vllm_v0/summary.json"))["fleet"]["pools"][0]["engine"], "vllm_v0");
 }
 
 TEST(RunOutputs, ValidatePrintsTheBudgetTheSchedulerApplies) {
@@ -313,6 +314,15 @@ TEST(RunOutputs, ValidatePrintsTheBudgetTheSchedulerApplies) {
   EXPECT_NE(r.output.find("budget 768 tokens per iteration (scheduler_options.chunk_size)"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("generator: 5 requests per second, 40 requests"), std::string::npos) << r.output;
+  // vLLM V0 without chunked prefill: a step holds a whole prompt, so its
+  // default budget is max(max_model_len, 2048) (Llama-3.1-8B: 131072), and
+  // 256 sequences even on an H100.
+  j["fleet"]["pools"][0]["scheduler"] = "vllm_v0";
+  j["fleet"]["pools"][0].erase("scheduler_options");
+  r = RunFleetsim("validate " + ShellQuote(dir.Write("v0.json", j.dump())));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("budget 131072 tokens per iteration"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("256"), std::string::npos) << r.output;
 }
 
 TEST(RunOutputs, HelpAndReadmeAgreeOnTheDefaultOutputFolder) {

@@ -13,18 +13,12 @@
 
 #include "sim/fit/fit_report.h"
 #include "sim/scenario/scenario_spec.h"
+#include "tests/fidelity/world.h"
 
 namespace fleetsim {
 namespace {
 
-struct World {
-  World() {
-    EXPECT_TRUE(Catalog::LoadBuiltin(&catalog).ok());
-    RegisterBuiltins(&policies);
-  }
-  Catalog catalog;
-  Policies policies;
-};
+using fidelity_test::World;
 
 ScenarioSpec Base() {
   ScenarioSpec s;
@@ -62,7 +56,8 @@ TEST(EngineFit, RecoversTermsThatReproduceKnownRuns) {
   std::vector<ReplayRun> runs = {Workload("light", 120, 2, std::nullopt), Workload("c16", 200, 0, 16),
                                  Workload("c64", 300, 0, 64)};
   // The truth: a slower engine than the bundled estimates.
-  const double truth[kNumFitTerms] = {2500, 20, 0.3, 4000, 1.0};
+  // tp_step_cpu_us (index 3) does not apply at tp 1: the fit keeps it.
+  const double truth[kNumFitTerms] = {2500, 20, 0.3, 0, 4000, 1.0};
   {
     // Observed figures = a replay with the true terms (no cross-validation,
     // no iterations: FitEngine's "before" with the truth as the base).
@@ -73,8 +68,8 @@ TEST(EngineFit, RecoversTermsThatReproduceKnownRuns) {
     e.cpu_overhead_fixed_us = truth[0];
     e.cpu_overhead_per_seq_us = truth[1];
     e.cpu_per_prefill_token_us = truth[2];
-    e.server_request_us = truth[3];
-    e.server_prompt_token_us = truth[4];
+    e.server_request_us = truth[4];
+    e.server_prompt_token_us = truth[5];
     t.pools[0].engine_terms = e;
     for (ReplayRun& r : runs) r.observed.values[0] = 1;  // placeholder: FitEngine needs a figure
     FitOptions o;
@@ -83,7 +78,9 @@ TEST(EngineFit, RecoversTermsThatReproduceKnownRuns) {
     FitResult truth_result;
     ASSERT_TRUE(FitEngine(t, w.catalog, w.policies, runs, o, &truth_result).ok());
     for (size_t i = 0; i < runs.size(); ++i)
-      for (int m = 0; m < kNumFitMetrics; ++m) runs[i].observed.values[m] = truth_result.before[i].simulated.values[m];
+      // The figures a benchmark client's file gives (ReplayFromObserved):
+      // percentiles and throughput, the first seven metrics.
+      for (int m = 0; m < 7; ++m) runs[i].observed.values[m] = truth_result.before[i].simulated.values[m];
     // Per-request times as a benchmark tool records them (the light run).
     std::unique_ptr<ScenarioRun> light;
     t.traffic.kind = TrafficSpec::Kind::kList;
@@ -104,7 +101,7 @@ TEST(EngineFit, RecoversTermsThatReproduceKnownRuns) {
   const Status s = FitEngine(base, w.catalog, w.policies, runs, FitOptions(), &f);
   ASSERT_TRUE(s.ok()) << s.message();
   // The bundled estimates miss the slower engine by far; the fit does not.
-  for (int m = 0; m < kNumFitMetrics; ++m) {
+  for (int m = 0; m < 7; ++m) {
     SCOPED_TRACE(kFitMetrics[m]);
     const auto before = MedianAbsError(f.before, m), after = MedianAbsError(f.after, m);
     ASSERT_TRUE(before && after);
@@ -121,10 +118,16 @@ TEST(EngineFit, RecoversTermsThatReproduceKnownRuns) {
   EXPECT_NEAR(f.terms[0], truth[0], 0.2 * truth[0]);
   EXPECT_NEAR(f.terms[1], truth[1], 0.35 * truth[1]);
   EXPECT_EQ(f.left_out.size(), runs.size());
-  // The report: every term and metric, a table per stage, the chart.
+  // The report: every term and every compared metric (and no other), a
+  // table per stage, the chart.
   const std::string md = FitReportMarkdown(f, runs, "vllm-fit");
   for (const char* term : kFitTerms) EXPECT_NE(md.find(term), std::string::npos) << term;
-  for (const char* metric : kFitMetrics) EXPECT_NE(md.find(metric), std::string::npos) << metric;
+  for (int m = 0; m < kNumFitMetrics; ++m)
+    EXPECT_EQ(md.find(kFitMetrics[m]) != std::string::npos, m < 7) << kFitMetrics[m];
+  // tp_step_cpu_us does not apply at tp 1: no run informs it, and it is kept.
+  EXPECT_FALSE(f.informed[3]);
+  EXPECT_TRUE(f.informed[0] && f.informed[1] && f.informed[4]);
+  EXPECT_NE(md.find("kept: no run depends on it"), std::string::npos);
   EXPECT_NE(md.find("## Per run, left out of the fit"), std::string::npos);
   const std::string svg = FitErrorsSvg(f);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);

@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         continue;
       }
       for (double v : {e.cpu_overhead_fixed_us, e.cpu_overhead_per_seq_us, e.cpu_per_prefill_token_us,
-                       e.cpu_per_decode_token_us, e.eager_launch_us, e.custom_all_reduce_latency_us,
+                       e.cpu_per_decode_token_us, e.tp_step_cpu_us, e.eager_launch_us, e.custom_all_reduce_latency_us,
                        e.server_request_us, e.server_prompt_token_us, e.server_output_token_us})
         if (!std::isfinite(v) || v < 0 || v > 1e6) __builtin_trap();
       for (int64_t tokens : {int64_t{1}, int64_t{100}, int64_t{1} << 40}) (void)e.GraphSize(tokens, true);

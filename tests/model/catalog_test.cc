@@ -71,11 +71,12 @@ TEST(Catalog, LoadsEveryBuiltinModelGpuAndEngine) {
   Catalog c = Builtin();
   EXPECT_EQ(c.ModelNames(),
             (std::vector<std::string>{"Llama-2-70B", "Llama-2-7B", "Llama-3.1-405B", "Llama-3.1-70B",
-                                      "Llama-3.1-70B-FP8", "Llama-3.1-8B", "Llama-3.1-8B-FP8", "Mixtral-8x7B",
-                                      "Qwen2.5-72B", "tiny"}));
+                                      "Llama-3.1-70B-FP8", "Llama-3.1-8B", "Llama-3.1-8B-FP8", "Mistral-7B",
+                                      "Mixtral-8x7B", "Qwen2.5-0.5B", "Qwen2.5-1.5B", "Qwen2.5-14B", "Qwen2.5-32B", "Qwen2.5-3B",
+                                      "Qwen2.5-72B", "Qwen2.5-7B", "tiny"}));
   EXPECT_EQ(c.GpuNames(), (std::vector<std::string>{"A100-40G", "A100-80G", "B200", "H100-SXM",
                                                     "H200", "L40S", "MI300X"}));
-  EXPECT_EQ(c.EngineNames(), (std::vector<std::string>{"sglang", "vllm"}));
+  EXPECT_EQ(c.EngineNames(), (std::vector<std::string>{"sglang", "vllm", "vllm_v0"}));
   EXPECT_EQ(c.FindModel("Llama-9"), nullptr);
   ASSERT_NE(c.FindEngine("vllm"), nullptr);
   EXPECT_EQ(c.FindEngine("vllm")->engine, "vllm");

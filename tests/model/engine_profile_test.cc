@@ -5,7 +5,9 @@
 // below 8 MiB where it applies, NCCL's ring elsewhere).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "model/catalog.h"
 #include "model/collectives.h"
@@ -41,6 +43,7 @@ const char* kProfile = R"({
     "seq_cpu_us": [{"value": 1, "source": "s", "date": "d", "estimate": true}],
     "prefill_token_cpu_us": [{"value": 0.5, "source": "s", "date": "d", "estimate": true}],
     "decode_token_cpu_us": [{"value": 0.25, "source": "s", "date": "d", "estimate": true}],
+    "tp_step_cpu_us": [{"value": 150, "source": "s", "date": "d", "estimate": true}],
     "eager_launch_us": [{"value": 10, "source": "s", "date": "d", "estimate": true}],
     "custom_all_reduce_latency_us": [{"value": 5, "source": "s", "date": "d", "estimate": true}],
     "server_request_us": [{"value": 1000, "source": "s", "date": "d", "estimate": true}],
@@ -250,6 +253,48 @@ TEST(EngineProfile, GraphedStepsArePaddedAndEagerStepsWaitForLaunches) {
   // CPU terms: 200 us + 1 us per sequence + 0.5 us per prefill token.
   EXPECT_DOUBLE_EQ(model.Explain(Prefill(1000)).cpu_overhead_ns, 200e3 + 1e3 + 1000 * 0.5e3);
   EXPECT_DOUBLE_EQ(four.cpu_overhead_ns, 200e3 + 4 * 1e3 + 4 * 0.25e3);
+}
+
+// tp_step_cpu_us: every step of a tensor-parallel pool waits for its workers
+// (150 us in kProfile); at tp 1 the term is resolved "unused", neither
+// priced nor flagged as an estimate.
+TEST(EngineProfile, TensorParallelStepsAddTheirHandOff) {
+  const ModelSpec m = BuiltinModel("Llama-3.1-8B");
+  const GpuSpec g = BuiltinGpu("H100-SXM");
+  EngineSpec one, two;
+  ASSERT_TRUE(ResolveEngine(Parse(kProfile), "H100-SXM", "Llama-3.1-8B", 1, &one).ok());
+  ASSERT_TRUE(ResolveEngine(Parse(kProfile), "H100-SXM", "Llama-3.1-8B", 2, &two).ok());
+  EXPECT_EQ(one.tp_step_cpu_us, 150);
+  EXPECT_EQ(Level(one, "tp_step_cpu_us"), "unused s");
+  EXPECT_EQ(Level(two, "tp_step_cpu_us"), "estimate s");
+  const std::vector<std::string> estimated = one.TermsAt("estimate");
+  EXPECT_EQ(std::count(estimated.begin(), estimated.end(), "tp_step_cpu_us"), 0);
+  // two resolves step_cpu_us to the tp-less H100 entry (200 us), as one does.
+  ASSERT_EQ(one.cpu_overhead_fixed_us, two.cpu_overhead_fixed_us);
+  RooflinePerfModel a(m, g, Tp(1), one), b(m, g, Tp(2), two);
+  EXPECT_DOUBLE_EQ(a.Explain(Decode(4, 100)).cpu_overhead_ns, 200e3 + 4 * 1e3 + 4 * 0.25e3);
+  EXPECT_DOUBLE_EQ(b.Explain(Decode(4, 100)).cpu_overhead_ns, 200e3 + 150e3 + 4 * 1e3 + 4 * 0.25e3);
+}
+
+// vllm_v0 is the vllm_v0 scheduler's engine: decode-only graphs up to 256
+// (V0's capture list), and on A100-80G the CPU terms fitted on published
+// runs (tests/fidelity/data/public_serving.json), exact there and estimates
+// elsewhere.
+TEST(EngineProfile, VllmV0IsFittedOnA100AndEstimatedElsewhere) {
+  const EngineSpec a100 = BuiltinEngine("vllm_v0", "A100-80G", "Qwen2.5-7B", 1);
+  EXPECT_EQ(a100.cuda_graphs, CudaGraphMode::kDecodeOnly);
+  EXPECT_EQ(a100.GraphSize(200, true), 200);
+  EXPECT_EQ(a100.GraphSize(257, true), 0);
+  EXPECT_EQ(a100.GraphSize(8, false), 0);
+  for (const char* term : {"step_cpu_us", "seq_cpu_us", "prefill_token_cpu_us"})
+    EXPECT_EQ(Level(a100, term).substr(0, 6), "exact ") << term;
+  EXPECT_NE(Level(a100, "step_cpu_us").find("fleetsim fit on"), std::string::npos);
+  EXPECT_GT(a100.cpu_overhead_fixed_us, 1000);  // V0 spends more than the 1 ms V1 estimate
+  const EngineSpec a100_tp4 = BuiltinEngine("vllm_v0", "A100-80G", "Qwen2.5-72B", 4);
+  EXPECT_EQ(Level(a100_tp4, "tp_step_cpu_us").substr(0, 6), "exact ");
+  const EngineSpec h100 = BuiltinEngine("vllm_v0", "H100-SXM", "Llama-3.1-8B", 1);
+  EXPECT_EQ(Level(h100, "step_cpu_us").substr(0, 9), "estimate ");
+  EXPECT_EQ(h100.cpu_overhead_fixed_us, a100.cpu_overhead_fixed_us);
 }
 
 }  // namespace
