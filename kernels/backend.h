@@ -375,9 +375,10 @@ class Backend {
   virtual Status TimeOnce(const std::function<Status()>& body, double* ns) = 0;
   // Evicts this device's caches so that the next op reads its operands from
   // memory, as a serving engine's kernels mostly do (weights are far larger
-  // than any cache): writes a scratch buffer of at least twice the
+  // than any cache): passes over a scratch buffer of at least twice the
   // last-level cache (DeviceInfo::l2_cache_bytes; the CPU's L3) and waits.
-  // The buffer is allocated on first use and kept.
+  // "cuda" reads it, leaving only clean lines (see CudaBackend::FlushCache);
+  // "cpu" writes it. The buffer is allocated on first use and kept.
   virtual Status FlushCache() = 0;
 
   // Allocate wrapped in an owning buffer (previous contents of *out freed).

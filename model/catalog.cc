@@ -362,6 +362,17 @@ Status ParseEngineProfile(std::string_view json_text, const std::string& origin,
       {"step_cpu_us", "seq_cpu_us", "prefill_token_cpu_us", "decode_token_cpu_us", "tp_step_cpu_us", "eager_launch_us",
        "custom_all_reduce_latency_us", "server_request_us", "server_prompt_token_us", "server_output_token_us"}));
   for (const char* term : kEngineTerms) {
+    // tp_step_cpu_us came after version 1 files were first written (every
+    // `fleetsim fit` output before it): a file without it reads as 0, an
+    // estimate that says so, rather than failing to load.
+    if (std::string_view(term) == "tp_step_cpu_us" && !terms.Has(term)) {
+      EngineTermEntry none;
+      none.source = "not in this profile (written before fleetsim had tp_step_cpu_us): 0";
+      none.date = "-";
+      none.estimate = true;
+      e.terms[term].push_back(none);
+      continue;
+    }
     if (!terms.Has(term)) return terms.Error(term, "missing required key (a list of values with their sources)");
     const json& list = terms.object()[term];
     if (!list.is_array() || list.empty()) return terms.Error(term, "expected a non-empty array of entries");
@@ -427,11 +438,11 @@ Status WriteEngineProfileJson(const EngineProfile& e, std::string* out) {
   }
   std::string text = top.dump(2) + "\n";
   if (!e.cuda_graph_sizes.empty()) {
-    std::string sizes = "[";
+    std::string sizes = "[";  // becomes "sizes": [1, 2, ...]
     for (size_t i = 0; i < e.cuda_graph_sizes.size(); ++i)
       sizes += (i ? ", " : "") + std::to_string(e.cuda_graph_sizes[i]);
-    sizes += "]";
-    const std::string quoted = std::string("\"") + kSizes + "\"";
+    sizes = "\"sizes\": " + sizes + "]";
+    const std::string quoted = std::string("\"sizes\": \"") + kSizes + "\"";
     text.replace(text.find(quoted), quoted.size(), sizes);
   }
   *out = std::move(text);

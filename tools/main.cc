@@ -830,7 +830,8 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
     const ScenarioSpec& spec = r.scenario ? *r.scenario : base;
     std::unique_ptr<ScenarioRun> built;
     s = ScenarioRun::Build(spec, catalog, policies, &built);
-    if (!s.ok()) return Fail(s.WithPrefix((r.origin.empty() ? r.name : r.origin) + ": "));
+    // A run's own scenario is named after the run in its messages already.
+    if (!s.ok()) return Fail(r.scenario ? s : s.WithPrefix(r.name + ": "));
     const PoolPlan& pp = built->pools()[0];
     pools.push_back({pp.engine.name, pp.gpu->name, pp.model->name, pp.shard.tp});
     if (pools.back().engine != pools.front().engine)
@@ -912,12 +913,35 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
     e.engine_version = !set_versions.empty() ? joined(set_versions)
                        : client_files.empty() ? "not stated by the sources"
                                               : "the observed server's (not recorded in the benchmark files)";
-    // A refit for the same GPU, model and tp supersedes the earlier entry
-    // (which the new one would shadow anyway).
+    // The new entry replaces every entry for its GPU that would apply to a
+    // fitted run instead of it (ResolveEngine prefers the more specific
+    // entry, the first of equal ones): an earlier fit for the same scope, or
+    // for one model or tp of it. A generic entry cannot displace a GPU's
+    // own; that is said, not hidden.
     auto& list = profile.terms[kFitTerms[i]];
-    std::erase_if(list, [&](const EngineTermEntry& old) {
-      return old.gpu == e.gpu && old.model == e.model && old.tp == e.tp && !e.gpu.empty();
-    });
+    auto specificity = [](const EngineTermEntry& x) {
+      return !x.gpu.empty() + !x.model.empty() + (x.tp != 0);
+    };
+    auto shadows = [&](const EngineTermEntry& old) {
+      if (old.gpu.empty() || old.gpu != e.gpu || specificity(old) < specificity(e)) return false;
+      for (const PoolOf& p : pools)
+        if (p.gpu == old.gpu && (old.model.empty() || old.model == p.model) && (old.tp == 0 || old.tp == p.tp))
+          return true;
+      return false;
+    };
+    if (e.gpu.empty()) {
+      for (const EngineTermEntry& old : list)
+        for (const PoolOf& p : pools)
+          if (!old.gpu.empty() && old.gpu == p.gpu && (old.model.empty() || old.model == p.model) &&
+              (old.tp == 0 || old.tp == p.tp)) {
+            std::fprintf(stderr,
+                         "fleetsim: warning: terms.%s: the profile's entry for %s still applies to %s at tp %d "
+                         "before the generic fitted one\n",
+                         kFitTerms[i], old.gpu.c_str(), p.model.c_str(), p.tp);
+            break;
+          }
+    }
+    std::erase_if(list, shadows);
     list.insert(list.begin(), e);
   }
   std::string text;

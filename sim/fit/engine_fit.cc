@@ -226,8 +226,10 @@ Status Prepare(const ScenarioSpec& base, const Catalog& catalog, const Policies&
       rig->engines.push_back(rig->engines[static_cast<size_t>(same - rig->scenarios.begin())]);
     } else {
       std::unique_ptr<ScenarioRun> check;
-      FLEETSIM_RETURN_IF_ERROR(ScenarioRun::Build(*spec, catalog, policies, &check)
-                                   .WithPrefix((run.origin.empty() ? run.name : run.origin) + ": "));
+      // A run's own scenario is named after the run in its messages already.
+      Status built = ScenarioRun::Build(*spec, catalog, policies, &check);
+      if (!built.ok() && !run.scenario) built = built.WithPrefix(run.name + ": ");
+      FLEETSIM_RETURN_IF_ERROR(built);
       rig->engines.push_back(check->pools()[0].engine);
     }
     rig->scenarios.push_back(spec);
@@ -240,6 +242,22 @@ Status Prepare(const ScenarioSpec& base, const Catalog& catalog, const Policies&
       for (Request& r : *list) r.arrival = 0;  // the clients' pace sets them
     rig->requests.push_back(std::move(list));
   }
+  return Status::Ok();
+}
+
+// Every observed figure must have a simulated counterpart under the profile
+// as resolved: a figure the replay cannot give (every request rejected for
+// its length, no request of two tokens or more for TPOT) would only add a
+// constant to the objective and drop out of the errors, leaving the fit to
+// the other runs without a word.
+Status CheckFigures(const std::vector<ReplayRun>& runs, const std::vector<FitFigures>& figures) {
+  for (size_t k = 0; k < runs.size(); ++k)
+    for (int m = 0; m < kNumFitMetrics; ++m)
+      if (runs[k].observed.values[m] && !figures[k].values[m])
+        return Status::Invalid((runs[k].origin.empty() ? runs[k].name : runs[k].origin) + ": observed." +
+                               kFitMetrics[m] +
+                               ": the replay gives no such figure (are its requests rejected for their "
+                               "length, or all of one output token?)");
   return Status::Ok();
 }
 
@@ -295,6 +313,7 @@ Status PredictRuns(const ScenarioSpec& base, const Catalog& catalog, const Polic
     FLEETSIM_RETURN_IF_ERROR(Simulate(rig, runs[i], i, nullptr, &f, &per));
     figures.push_back(f);
   }
+  FLEETSIM_RETURN_IF_ERROR(CheckFigures(runs, figures));
   out->clear();
   Errors(runs, all, figures, out);
   return Status::Ok();
@@ -313,8 +332,12 @@ Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policie
 
   Eigen::VectorXd r;
   std::vector<FitFigures> figures;
-  FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, all, result.initial_terms, &r, &figures));
+  // Before: each run with its own pool's terms as resolved.
+  FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, all, nullptr, &r, &figures));
+  FLEETSIM_RETURN_IF_ERROR(CheckFigures(runs, figures));
   Errors(runs, all, figures, &result.before);
+  // Which terms any run depends on, around the starting point.
+  FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, all, result.initial_terms, &r));
   for (int i = 0; i < kNumFitTerms; ++i) {
     double t[kNumFitTerms];
     std::copy(result.initial_terms, result.initial_terms + kNumFitTerms, t);

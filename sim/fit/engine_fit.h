@@ -98,12 +98,12 @@ struct RunErrors {
 
 struct FitResult {
   double terms[kNumFitTerms] = {};          // fitted
-  double initial_terms[kNumFitTerms] = {};  // the base profile's
+  double initial_terms[kNumFitTerms] = {};  // the first run's profile's: where the fit starts
   // Whether any run's figures move with the term (the server's terms do not
   // for runs without a server, tp_step_cpu_us not at tp 1): a term no run
   // informs keeps its initial value.
   bool informed[kNumFitTerms] = {};
-  std::vector<RunErrors> before;  // the base profile, every run
+  std::vector<RunErrors> before;  // every run with its own pool's terms as resolved
   std::vector<RunErrors> after;   // the fitted terms, every run (fitted on all)
   std::vector<RunErrors> left_out;  // each run predicted by terms fitted on the others
   int iterations = 0;

@@ -38,8 +38,15 @@ Status RunScenario(const json& scenario, const ObjectReader& run, const std::str
   if (run.Has("set")) {
     ObjectReader set;
     FLEETSIM_RETURN_IF_ERROR(run.Object("set", &set));
-    for (auto it = set.object().begin(); it != set.object().end(); ++it)
-      overrides.push_back(it.key() + "=" + it.value().dump());
+    for (auto it = set.object().begin(); it != set.object().end(); ++it) {
+      // The replay replaces the traffic and runs every request to the end
+      // with the set's seed: keys that would change those are refused, not
+      // dropped.
+      const std::string& key = it.key();
+      if (key.rfind("traffic", 0) == 0 || key == "seed" || key == "warmup_s" || key == "duration_s")
+        return set.Error(key, "a measured run's workload, and the set's seed, decide this; leave it out");
+      overrides.push_back(key + "=" + it.value().dump());
+    }
   }
   auto spec = std::make_shared<ScenarioSpec>();
   FLEETSIM_RETURN_IF_ERROR(
@@ -58,11 +65,12 @@ Status RunScenario(const json& scenario, const ObjectReader& run, const std::str
 // than max_total_tokens.
 struct LengthFilter {
   int64_t min_tokens = 1;
-  int64_t max_prompt_tokens = kMaxTokens;
+  int64_t max_prompt_tokens = kMaxTokens;  // at most kMaxTokens, as fixed lengths
   int64_t max_total_tokens = 2 * kMaxTokens;
   bool Keeps(const LengthTable::Row& r) const {
-    return r.prompt_tokens >= min_tokens && r.output_tokens >= min_tokens && r.prompt_tokens <= max_prompt_tokens &&
-           r.prompt_tokens + r.output_tokens <= max_total_tokens;
+    const int64_t prompt = r.prompt_tokens, output = r.output_tokens;
+    return prompt >= min_tokens && output >= min_tokens && prompt <= max_prompt_tokens && output <= kMaxTokens &&
+           prompt + output <= max_total_tokens;
   }
 };
 
@@ -89,7 +97,7 @@ Status ReadLength(const ObjectReader& w, std::string_view key, LengthRange* out)
 }
 
 Status ReadWorkload(const ObjectReader& w, const std::string& where, const std::string& base_dir, uint64_t seed,
-                    size_t index, ReplayRun* run) {
+                    const std::string& id, ReplayRun* run) {
   FLEETSIM_RETURN_IF_ERROR(w.CheckKeys({"requests", "prompt_tokens", "output_tokens", "lengths_csv", "min_tokens",
                                         "max_prompt_tokens", "max_total_tokens", "concurrency", "rate_per_s",
                                         "all_at_once", "server"}));
@@ -133,13 +141,17 @@ Status ReadWorkload(const ObjectReader& w, const std::string& where, const std::
     run->concurrency = c;
   } else if (w.Has("rate_per_s")) {
     FLEETSIM_RETURN_IF_ERROR(w.Number("rate_per_s", Bound::kPositive, &rate));
+    // The scenario generator's bounds.
+    if (rate < 1e-6 || rate > 1e6) return w.Error("rate_per_s", "expected a rate from 1e-6 to 1e6 requests per second");
   } else {
     bool at_once = false;
     FLEETSIM_RETURN_IF_ERROR(w.Bool("all_at_once", &at_once));
     if (!at_once) return w.Error("all_at_once", "expected true (or give concurrency or rate_per_s)");
   }
-  Rng rng = Rng::ForStream(seed, index, "measured run arrivals");
-  Rng lengths = Rng::ForStream(seed, index, "measured run lengths");
+  // Streams named by the run's id: adding or moving another run changes
+  // nothing in this one.
+  Rng rng = Rng::ForStream(seed, 0, "measured run arrivals: " + id);
+  Rng lengths = Rng::ForStream(seed, 0, "measured run lengths: " + id);
   double t = 0;
   run->requests.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
@@ -187,9 +199,13 @@ Status ReadObservedFigures(const ObjectReader& o, const std::string& where, Repl
 
 bool LooksLikeMeasurementSet(std::string_view text) {
   json doc;
-  if (!ParseJson(text, &doc).ok() || !doc.is_object()) return false;
+  // A set with a syntax error, or with its format misspelt, is still read
+  // as a set, so that its error is the one reported.
+  if (!ParseJson(text, &doc).ok()) return text.find("fleetsim-measurements") != std::string_view::npos;
+  if (!doc.is_object()) return false;
   auto it = doc.find("format");
-  return it != doc.end() && it->is_string() && it->get<std::string>() == "fleetsim-measurements";
+  if (it != doc.end() && it->is_string() && it->get<std::string>() == "fleetsim-measurements") return true;
+  return doc.contains("runs") && doc.contains("scenario");
 }
 
 Status ParseMeasurementSet(std::string_view text, const std::string& file, const std::string& split,
@@ -211,6 +227,8 @@ Status ParseMeasurementSet(std::string_view text, const std::string& file, const
   FLEETSIM_RETURN_IF_ERROR(top.Object("scenario", &scenario));
   if (scenario.Has("traffic"))
     return scenario.Error("traffic", "a measured run's workload gives its traffic; leave traffic out");
+  for (const char* key : {"warmup_s", "duration_s"})
+    if (scenario.Has(key)) return scenario.Error(key, "a replay measures every request to the end; leave it out");
   auto runs_it = doc.find("runs");
   if (runs_it == doc.end()) return top.Error("runs", "missing required key");
   if (!runs_it->is_array() || runs_it->empty()) return top.Error("runs", "expected a non-empty array");
@@ -257,7 +275,7 @@ Status ParseMeasurementSet(std::string_view text, const std::string& file, const
     m.run.scenario = std::move(spec);
     ObjectReader w;
     FLEETSIM_RETURN_IF_ERROR(r.Object("workload", &w));
-    FLEETSIM_RETURN_IF_ERROR(ReadWorkload(w, file + ": " + path + ".workload", base_dir, set.seed, i, &m.run));
+    FLEETSIM_RETURN_IF_ERROR(ReadWorkload(w, file + ": " + path + ".workload", base_dir, set.seed, m.id, &m.run));
     ObjectReader o;
     FLEETSIM_RETURN_IF_ERROR(r.Object("observed", &o));
     FLEETSIM_RETURN_IF_ERROR(ReadObservedFigures(o, file + ": " + path + ".observed", &m.run));

@@ -67,7 +67,9 @@ Status ParseMeasurementSet(std::string_view text, const std::string& file, const
                            MeasurementSet* out);
 
 // True when `text` is a JSON object whose "format" is fleetsim-measurements
-// (how `fleetsim fit` tells a set from a benchmark client's file).
+// or that has "runs" and "scenario", or text that does not parse but names
+// the format (how `fleetsim fit` tells a set from a benchmark client's file:
+// a broken set is reported as a set).
 bool LooksLikeMeasurementSet(std::string_view text);
 
 }  // namespace fleetsim

@@ -1,8 +1,9 @@
 // Not a timing benchmark: how far the bundled engine profiles' predictions
 // are from published measurements of real servers
 // (tests/fidelity/data/public_serving.json, each run with its citation).
-// Prints every run's figures and the median error per split ("fit": the runs
-// model/engines/vllm.json's fitted terms came from; "held_out": the rest).
+// Prints every run's figures and the median error per split, and per split,
+// engine profile and GPU ("fit_vllm_v0": the runs model/engines/vllm_v0.json's
+// fitted terms came from; "held_out": the rest).
 //
 //   fidelity_bench [--set FILE] [--engine PROFILE.json]
 //

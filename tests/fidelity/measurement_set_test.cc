@@ -368,6 +368,17 @@ TEST(MeasurementSet, ErrorsNameTheFileAndTheJsonPath) {
                                                {{"name", "q"}, {"gpu", "H100-SXM"}}};
        },
        {"set.json: runs[1]", "one pool", "has 2"}},
+      // Keys the replay would drop are refused rather than ignored.
+      {"set of a traffic key", [](json& j) { j["runs"][1]["set"]["traffic.max_requests"] = 1000; },
+       {"set.json: runs[1].set.traffic.max_requests: a measured run's workload"}},
+      {"set of the seed", [](json& j) { j["runs"][1]["set"]["seed"] = 99; }, {"set.json: runs[1].set.seed: "}},
+      {"scenario with warmup_s", [](json& j) { j["scenario"]["warmup_s"] = 100; },
+       {"set.json: scenario.warmup_s: a replay measures every request to the end"}},
+      {"a rate below the generator's bound", [](json& j) { j["runs"][1]["workload"]["rate_per_s"] = 1e-15; },
+       {"set.json: runs[1].workload.rate_per_s: expected a rate from 1e-6 to 1e6"}},
+      {"a length range upside down",
+       [](json& j) { j["runs"][1]["workload"]["prompt_tokens"] = {{"min", 100}, {"max", 10}}; },
+       {"set.json: runs[1].workload.prompt_tokens.max: is less than min"}},
   };
   for (const BadSet& c : cases) {
     SCOPED_TRACE(c.name);

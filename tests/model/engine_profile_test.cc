@@ -276,6 +276,22 @@ TEST(EngineProfile, TensorParallelStepsAddTheirHandOff) {
   EXPECT_DOUBLE_EQ(b.Explain(Decode(4, 100)).cpu_overhead_ns, 200e3 + 150e3 + 4 * 1e3 + 4 * 0.25e3);
 }
 
+// A profile written before tp_step_cpu_us existed (every earlier fleetsim
+// fit output) still loads: the term reads as 0, flagged as an estimate.
+TEST(EngineProfile, AProfileWithoutTheTensorParallelStepReadsItAsZero) {
+  std::string old = kProfile;
+  const std::string line = "    \"tp_step_cpu_us\": [{\"value\": 150, \"source\": \"s\", \"date\": \"d\", \"estimate\": true}],\n";
+  const size_t at = old.find(line);
+  ASSERT_NE(at, std::string::npos);
+  old.erase(at, line.size());
+  const EngineProfile p = Parse(old);
+  EngineSpec two;
+  ASSERT_TRUE(ResolveEngine(p, "H100-SXM", "Llama-3.1-8B", 2, &two).ok());
+  EXPECT_EQ(two.tp_step_cpu_us, 0);
+  EXPECT_EQ(Level(two, "tp_step_cpu_us").substr(0, 9), "estimate ");
+  EXPECT_NE(Level(two, "tp_step_cpu_us").find("written before fleetsim had tp_step_cpu_us"), std::string::npos);
+}
+
 // vllm_v0 is the vllm_v0 scheduler's engine: decode-only graphs up to 256
 // (V0's capture list), and on A100-80G the CPU terms fitted on published
 // runs (tests/fidelity/data/public_serving.json), exact there and estimates
