@@ -174,7 +174,7 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
   FLEETSIM_RETURN_IF_ERROR(r.CheckKeys(
       {"name", "vendor", "family", "memory_mib", "bf16_tflops", "fp8_tflops", "fp32_tflops",
        "mem_bandwidth_gbps", "scale_up", "pcie_gbps_per_direction", "network_gbps_per_direction",
-       "prices", "sources", "gemm_shape"}));
+       "prices", "sources", "gemm_shape", "attention_shape"}));
   GpuSpec g;
   FigureReader figures;
   FLEETSIM_RETURN_IF_ERROR(r.String("name", &g.name));
@@ -235,6 +235,24 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
     if (f.half_output_elements > 1e12) return fit.Error("half_output_elements", "expected at most 1e12");
     FLEETSIM_RETURN_IF_ERROR(fit.String("source", &f.source));
     g.gemm_shape = f;
+  }
+  if (r.Has("attention_shape")) {
+    ObjectReader fit;
+    FLEETSIM_RETURN_IF_ERROR(r.Object("attention_shape", &fit));
+    FLEETSIM_RETURN_IF_ERROR(fit.CheckKeys({"prefill_compute_efficiency", "prefill_kernel_us", "prefill_half_work",
+                                           "prefill_work_exponent", "source"}));
+    AttentionShapeFit f;
+    FLEETSIM_RETURN_IF_ERROR(
+        fit.Number("prefill_compute_efficiency", Bound::kPositive, &f.prefill_compute_efficiency));
+    FLEETSIM_RETURN_IF_ERROR(fit.Number("prefill_kernel_us", Bound::kNonNegative, &f.prefill_kernel_us));
+    FLEETSIM_RETURN_IF_ERROR(fit.Number("prefill_half_work", Bound::kNonNegative, &f.prefill_half_work));
+    FLEETSIM_RETURN_IF_ERROR(fit.Number("prefill_work_exponent", Bound::kPositive, &f.prefill_work_exponent));
+    if (f.prefill_compute_efficiency > 1) return fit.Error("prefill_compute_efficiency", "expected at most 1");
+    if (f.prefill_kernel_us > 1e6) return fit.Error("prefill_kernel_us", "expected at most 1000000");
+    if (f.prefill_half_work > 1e15) return fit.Error("prefill_half_work", "expected at most 1e15");
+    if (f.prefill_work_exponent > 4) return fit.Error("prefill_work_exponent", "expected at most 4");
+    FLEETSIM_RETURN_IF_ERROR(fit.String("source", &f.source));
+    g.attention_shape = f;
   }
 
   ObjectReader prices;

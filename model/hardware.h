@@ -50,6 +50,19 @@ struct GemmShapeFit {
   std::string source;
 };
 
+// Prefill attention time as a function of its work (roofline.h): a
+// FlashAttention-class kernel approaches prefill_compute_efficiency of the
+// peak only on large work; for W = query-key pairs x query heads on one GPU,
+//   time = prefill_kernel_us + FLOPs / (peak x e) x (1 + (prefill_half_work / W)^prefill_work_exponent).
+// Fitted to measured kernels (tools/fit_attention_shape.py).
+struct AttentionShapeFit {
+  double prefill_compute_efficiency = 0;  // (0, 1]
+  double prefill_kernel_us = 0;
+  double prefill_half_work = 0;           // pairs x heads
+  double prefill_work_exponent = 1;
+  std::string source;
+};
+
 struct GpuSpec {
   std::string name;          // "H100-SXM"
   std::string vendor;        // "nvidia", "amd"
@@ -67,6 +80,8 @@ struct GpuSpec {
   std::map<std::string, std::optional<Price>> prices;
   std::map<std::string, std::string> sources;  // figure name -> source
   std::optional<GemmShapeFit> gemm_shape;      // absent: the constant-efficiency roofline
+  // Prefill attention efficiency by work (roofline.h); absent: the constant.
+  std::optional<AttentionShapeFit> attention_shape;
 
   int64_t memory_bytes() const { return memory_mib * 1024 * 1024; }
   double PeakTflops(DType compute) const;

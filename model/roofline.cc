@@ -131,6 +131,7 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   // Attention: QK^T and PV are 2 FLOPs per multiply-add each, per query head
   // and head_dim element: 4 * h * head_dim FLOPs per query-key pair.
   attn_flop_ns_ = 4 * h * head_dim / attn_flops;
+  attn_heads_ = h;
   attn_prefill_token_ns_ = (2 * h + 2 * g) * head_dim * cb / attn_bw;  // Q, K, V in, O out
   attn_prefill_kv_ns_ = 2 * g * head_dim * kvb / attn_bw;              // K, V from the cache
   attn_decode_flop_ns_ = attn_flop_ns_;
@@ -212,7 +213,16 @@ double RooflinePerfModel::GemmTimeNs(const GpuSpec& gpu, const RooflineOptions& 
   return GemmNsOf(c, m, 1, options);
 }
 
-RooflineOptions RooflineOptionsFor(const GpuSpec& gpu, RooflineOptions scenario, bool gemm_efficiency_set) {
+RooflineOptions RooflineOptionsFor(const GpuSpec& gpu, RooflineOptions scenario, bool gemm_efficiency_set,
+                                   bool attention_efficiency_set) {
+  if (gpu.attention_shape && !attention_efficiency_set) {
+    const AttentionShapeFit& a = *gpu.attention_shape;
+    scenario.attention_compute_efficiency = a.prefill_compute_efficiency;
+    scenario.attention_shape = true;
+    scenario.attention_prefill_kernel_us = a.prefill_kernel_us;
+    scenario.attention_prefill_half_work = a.prefill_half_work;
+    scenario.attention_prefill_work_exponent = a.prefill_work_exponent;
+  }
   if (!gpu.gemm_shape || gemm_efficiency_set) return scenario;
   const GemmShapeFit& f = *gpu.gemm_shape;
   scenario.gemm_compute_efficiency = f.compute_efficiency;
@@ -265,10 +275,17 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
   // Attention, one kernel per layer for the prefill chunks and one for the
   // decodes.
   if (shape.prefill_tokens > 0) {
-    const double compute = static_cast<double>(shape.prefill_attn_pairs) * attn_flop_ns_;
+    double compute = static_cast<double>(shape.prefill_attn_pairs) * attn_flop_ns_;
     const double memory = static_cast<double>(shape.prefill_tokens) * attn_prefill_token_ns_ +
                           static_cast<double>(shape.prefill_kv_tokens) * attn_prefill_kv_ns_;
-    b.attention_prefill_ns = layers_ * (std::max(compute, memory) + launch_ns_);
+    double fixed = launch_ns_;
+    if (options_.attention_shape) {
+      // Little work leaves the kernel far from its efficiency (tiles, waves).
+      const double work = static_cast<double>(shape.prefill_attn_pairs) * attn_heads_;
+      compute *= 1 + std::pow(options_.attention_prefill_half_work / work, options_.attention_prefill_work_exponent);
+      fixed = options_.attention_prefill_kernel_us * 1e3;
+    }
+    b.attention_prefill_ns = layers_ * (std::max(compute, memory) + fixed);
     launches += static_cast<int64_t>(layers_);
   }
   if (shape.decode_tokens > 0) {

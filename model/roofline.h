@@ -44,12 +44,23 @@ struct RooflineOptions {
   double gemm_overlap = 0;
   double gemm_kernel_us = 0;
   double gemm_half_output_elements = 0;
+  // Prefill attention time as a function of its work (AttentionShapeFit,
+  // model/hardware.h); attention_compute_efficiency then holds the fit's.
+  // Off: max(compute, memory) + launch_overhead_us per layer.
+  bool attention_shape = false;
+  double attention_prefill_kernel_us = 0;
+  double attention_prefill_half_work = 0;
+  double attention_prefill_work_exponent = 1;
 };
 
 // The options a pool's roofline runs with: the scenario's, with the GPU's
 // fitted GEMM shape (when it has one) unless the scenario set either GEMM
 // efficiency itself.
-RooflineOptions RooflineOptionsFor(const GpuSpec& gpu, RooflineOptions scenario, bool gemm_efficiency_set);
+// The GPU's fitted shapes applied to the scenario's options, unless the
+// scenario set those efficiencies itself (perf.gemm_*_efficiency,
+// perf.attention_compute_efficiency): then its constants stand.
+RooflineOptions RooflineOptionsFor(const GpuSpec& gpu, RooflineOptions scenario, bool gemm_efficiency_set,
+                                   bool attention_efficiency_set = false);
 
 class RooflinePerfModel final : public PerfModel {
  public:
@@ -126,6 +137,7 @@ class RooflinePerfModel final : public PerfModel {
   double moe_elementwise_ns_per_token_ = 0;  // the MoE permute + combine share of it
   int64_t elementwise_launches_ = 0;
   double attn_flop_ns_ = 0;         // ns per query-key pair per layer (4 * h * head_dim FLOPs)
+  double attn_heads_ = 0;           // query heads on this GPU (the attention shape's work)
   double attn_prefill_token_ns_ = 0;     // Q, K, V, O of one prefill token, per layer
   double attn_prefill_kv_ns_ = 0;        // one KV token read by prefill, per layer
   double attn_decode_flop_ns_ = 0;  // ns per decode context token per layer (compute)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -347,15 +348,43 @@ Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policie
     result.informed[i] = (ri - r).cwiseAbs().maxCoeff() > 1e-9;
   }
 
-  std::copy(result.initial_terms, result.initial_terms + kNumFitTerms, result.terms);
-  FLEETSIM_RETURN_IF_ERROR(Minimise(rig, runs, all, options.max_iterations, result.terms, &result.iterations));
   // A term no run informs comes back from the log space within rounding;
   // it keeps its value exactly.
   auto keep_uninformed = [&](double* t) {
     for (int i = 0; i < kNumFitTerms; ++i)
       if (!result.informed[i]) t[i] = result.initial_terms[i];
   };
-  keep_uninformed(result.terms);
+  // The objective is step-wise (batching) and its terms trade against each
+  // other (a request's fixed server time against its per-prompt-token
+  // times), so Levenberg-Marquardt can stop in a local minimum: it starts
+  // from the profile's terms and from every term 2.5 and 0.4 times as large,
+  // and keeps the best end. `starts` are tried in order; ties keep the first.
+  auto best_of = [&](const std::vector<size_t>& subset, const std::vector<std::vector<double>>& starts, double* out_terms,
+                     int* iterations) -> Status {
+    double best_loss = std::numeric_limits<double>::infinity();
+    for (const std::vector<double>& start : starts) {
+      double t[kNumFitTerms];
+      std::copy(start.begin(), start.end(), t);
+      int its = 0;
+      FLEETSIM_RETURN_IF_ERROR(Minimise(rig, runs, subset, options.max_iterations, t, &its));
+      keep_uninformed(t);
+      Eigen::VectorXd rt;
+      FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, subset, t, &rt));
+      if (rt.squaredNorm() < best_loss) {
+        best_loss = rt.squaredNorm();
+        std::copy(t, t + kNumFitTerms, out_terms);
+        *iterations = its;
+      }
+    }
+    return Status::Ok();
+  };
+  std::vector<std::vector<double>> starts(3, std::vector<double>(result.initial_terms,
+                                                                 result.initial_terms + kNumFitTerms));
+  for (int i = 0; i < kNumFitTerms; ++i) {
+    starts[1][i] = 2.5 * result.initial_terms[i] + kMinStep[i];
+    starts[2][i] = 0.4 * result.initial_terms[i];
+  }
+  FLEETSIM_RETURN_IF_ERROR(best_of(all, starts, result.terms, &result.iterations));
   FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, all, result.terms, &r, &figures));
   Errors(runs, all, figures, &result.after);
 
@@ -364,11 +393,12 @@ Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policie
       std::vector<size_t> others;
       for (size_t i : all)
         if (i != k) others.push_back(i);
+      // From the same starts and from the fit on every run.
+      std::vector<std::vector<double>> left_starts = starts;
+      left_starts.emplace_back(result.terms, result.terms + kNumFitTerms);
       double t[kNumFitTerms];
-      std::copy(result.initial_terms, result.initial_terms + kNumFitTerms, t);
       int its = 0;
-      FLEETSIM_RETURN_IF_ERROR(Minimise(rig, runs, others, options.max_iterations, t, &its));
-      keep_uninformed(t);
+      FLEETSIM_RETURN_IF_ERROR(best_of(others, left_starts, t, &its));
       FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, {k}, t, &r, &figures));
       Errors(runs, {k}, figures, &result.left_out);
     }

@@ -14,8 +14,10 @@
 // each run weighted by 1 / (its number of figures) so that every run counts
 // the same; a run with per-request TTFT and end-to-end times adds each as
 // one more figure (the mean squared log ratio over its requests); it is minimised by Levenberg-Marquardt (Eigen) with forward
-// differences, the terms kept non-negative. Deterministic: the same runs and
-// seed give the same terms.
+// differences, the terms kept non-negative, from three starts (the
+// profile's terms, and each 2.5 and 0.4 times as large: the objective is
+// step-wise and has local minima), the best end kept. Deterministic: the
+// same runs and seed give the same terms.
 //
 // Cross-validation: with two runs or more, each run is left out in turn,
 // the terms fitted on the others and the left-out run predicted.

@@ -215,13 +215,13 @@ Status MakePerfModel(const ScenarioSpec& s, const PoolPlan& p, const Profile* pr
                            "attention, shared experts or leading dense layers yet (DeepSeek-V3), so it cannot run");
   if (!profile) {
     *out = std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, p.engine,
-                                               RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set));
+                                               RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set, s.attention_efficiency_set));
     return Status::Ok();
   }
   std::unique_ptr<ProfilePerfModel> m;
   FLEETSIM_RETURN_IF_ERROR(ProfilePerfModel::Create(*profile, std::filesystem::path(s.perf_profile).filename().string(),
                                                     *p.model, *p.gpu, p.shard, p.engine,
-                                                    RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set), &m)
+                                                    RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set, s.attention_efficiency_set), &m)
                                .WithPrefix(s.file + ": perf.profile: " + p.spec->path + ": "));
   *out = std::move(m);
   return Status::Ok();

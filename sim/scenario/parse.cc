@@ -693,6 +693,7 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
     Obj perf(top.At("perf"), "perf", "perf", &err);
     RooflineOptions& r = spec.roofline;
     spec.gemm_efficiency_set = perf.Has("gemm_compute_efficiency") || perf.Has("gemm_memory_efficiency");
+    spec.attention_efficiency_set = perf.Has("attention_compute_efficiency");
     perf.Number("gemm_compute_efficiency", &r.gemm_compute_efficiency);
     perf.Number("gemm_memory_efficiency", &r.gemm_memory_efficiency);
     perf.Number("attention_compute_efficiency", &r.attention_compute_efficiency);

@@ -87,6 +87,9 @@ struct ScenarioSpec {
   // perf.gemm_*_efficiency given: the scenario's constant GEMM efficiencies
   // replace the GPU's fitted GEMM shape (RooflineOptionsFor).
   bool gemm_efficiency_set = false;
+  // perf.attention_compute_efficiency given: the constant replaces the GPU's
+  // fitted prefill attention shape.
+  bool attention_efficiency_set = false;
   // perf.profile: a measured profile (model/profile.h), path resolved
   // against the scenario's folder; empty: roofline only.
   std::string perf_profile;
