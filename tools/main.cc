@@ -796,9 +796,14 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
   } else {
     base = *runs.front().scenario;
   }
-  std::unique_ptr<ScenarioRun> check;
-  Status s = ScenarioRun::Build(base, catalog, policies, &check);
-  if (!s.ok()) return Fail(s);
+  // --scenario's pool, built once here for every client run (and checked
+  // before their files are read); a set's runs are built below.
+  std::unique_ptr<ScenarioRun> base_run;
+  Status s;
+  if (!scenario_path.empty()) {
+    s = ScenarioRun::Build(base, catalog, policies, &base_run);
+    if (!s.ok()) return Fail(s);
+  }
   if (report_dir.empty()) {
     const std::filesystem::path p(out);
     report_dir = (p.parent_path() / (p.stem().string() + "-report")).string();
@@ -826,12 +831,16 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
     int tp = 0;
   };
   std::vector<PoolOf> pools;
+  std::unique_ptr<ScenarioRun> first_own;  // the first run's, when it has its own scenario
   for (const ReplayRun& r : runs) {
-    const ScenarioSpec& spec = r.scenario ? *r.scenario : base;
-    std::unique_ptr<ScenarioRun> built;
-    s = ScenarioRun::Build(spec, catalog, policies, &built);
-    // A run's own scenario is named after the run in its messages already.
-    if (!s.ok()) return Fail(r.scenario ? s : s.WithPrefix(r.name + ": "));
+    const ScenarioRun* built = base_run.get();
+    std::unique_ptr<ScenarioRun> own;
+    if (r.scenario) {
+      // A run's own scenario is named after the run in its messages already.
+      s = ScenarioRun::Build(*r.scenario, catalog, policies, &own);
+      if (!s.ok()) return Fail(s);
+      built = own.get();
+    }
     const PoolPlan& pp = built->pools()[0];
     pools.push_back({pp.engine.name, pp.gpu->name, pp.model->name, pp.shard.tp});
     if (pools.back().engine != pools.front().engine)
@@ -840,6 +849,7 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
                                   (runs.front().origin.empty() ? runs.front().name : runs.front().origin) +
                                   ") cannot be fitted together: fit one engine at a time (--split, or one set per "
                                   "engine)"));
+    if (pools.size() == 1) first_own = std::move(own);
   }
   PoolOf shared = pools.front();
   for (const PoolOf& p : pools) {
@@ -858,10 +868,7 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
   s = FitEngine(base, catalog, policies, runs, fo, &result);
   if (!s.ok()) return Fail(s);
   const ScenarioSpec& first = runs.front().scenario ? *runs.front().scenario : base;
-  std::unique_ptr<ScenarioRun> first_run;
-  s = ScenarioRun::Build(first, catalog, policies, &first_run);
-  if (!s.ok()) return Fail(s);
-  const PoolPlan& pool = first_run->pools()[0];
+  const PoolPlan& pool = (first_own ? first_own : base_run)->pools()[0];
 
   // The profile: the pool's, with the fitted terms first for this pool.
   EngineProfile profile;
@@ -922,18 +929,21 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
     auto specificity = [](const EngineTermEntry& x) {
       return !x.gpu.empty() + !x.model.empty() + (x.tp != 0);
     };
+    // An entry naming a GPU that ResolveEngine would pick for this pool.
+    auto applies = [](const EngineTermEntry& old, const PoolOf& p) {
+      return !old.gpu.empty() && old.gpu == p.gpu && (old.model.empty() || old.model == p.model) &&
+             (old.tp == 0 || old.tp == p.tp);
+    };
     auto shadows = [&](const EngineTermEntry& old) {
-      if (old.gpu.empty() || old.gpu != e.gpu || specificity(old) < specificity(e)) return false;
+      if (old.gpu != e.gpu || specificity(old) < specificity(e)) return false;
       for (const PoolOf& p : pools)
-        if (p.gpu == old.gpu && (old.model.empty() || old.model == p.model) && (old.tp == 0 || old.tp == p.tp))
-          return true;
+        if (applies(old, p)) return true;
       return false;
     };
     if (e.gpu.empty()) {
       for (const EngineTermEntry& old : list)
         for (const PoolOf& p : pools)
-          if (!old.gpu.empty() && old.gpu == p.gpu && (old.model.empty() || old.model == p.model) &&
-              (old.tp == 0 || old.tp == p.tp)) {
+          if (applies(old, p)) {
             std::fprintf(stderr,
                          "fleetsim: warning: terms.%s: the profile's entry for %s still applies to %s at tp %d "
                          "before the generic fitted one\n",

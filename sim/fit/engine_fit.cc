@@ -128,7 +128,7 @@ Status Residuals(Rig& rig, const std::vector<ReplayRun>& runs, const std::vector
 // at most 1 (a factor of e), since batching and queueing make the figures
 // far from linear over larger moves.
 Status Minimise(Rig& rig, const std::vector<ReplayRun>& runs, const std::vector<size_t>& subset, int max_iterations,
-                double* terms, int* iterations) {
+                double* terms, int* iterations, double* final_loss) {
   // Back from u; a term within rounding of 0 is 0.
   auto to_terms = [](const Eigen::VectorXd& u, double* t) {
     for (int i = 0; i < kNumFitTerms; ++i) {
@@ -186,15 +186,17 @@ Status Minimise(Rig& rig, const std::vector<ReplayRun>& runs, const std::vector<
   }
   to_terms(u, terms);
   *iterations = it;
+  *final_loss = loss;  // the objective at `terms`
   return Status::Ok();
 }
 
-void Errors(const std::vector<ReplayRun>& runs, const std::vector<size_t>& subset,
+void Errors(const Rig& rig, const std::vector<ReplayRun>& runs, const std::vector<size_t>& subset,
             const std::vector<FitFigures>& figures, std::vector<RunErrors>* out) {
   for (size_t k = 0; k < subset.size(); ++k) {
     const ReplayRun& run = runs[subset[k]];
     RunErrors e;
     e.run = run.name;
+    e.engine = rig.engines[subset[k]].name;
     e.simulated = figures[k];
     for (int m = 0; m < kNumFitMetrics; ++m)
       if (run.observed.values[m] && figures[k].values[m] && *run.observed.values[m] > 0)
@@ -316,7 +318,7 @@ Status PredictRuns(const ScenarioSpec& base, const Catalog& catalog, const Polic
   }
   FLEETSIM_RETURN_IF_ERROR(CheckFigures(runs, figures));
   out->clear();
-  Errors(runs, all, figures, out);
+  Errors(rig, runs, all, figures, out);
   return Status::Ok();
 }
 
@@ -336,7 +338,7 @@ Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policie
   // Before: each run with its own pool's terms as resolved.
   FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, all, nullptr, &r, &figures));
   FLEETSIM_RETURN_IF_ERROR(CheckFigures(runs, figures));
-  Errors(runs, all, figures, &result.before);
+  Errors(rig, runs, all, figures, &result.before);
   // Which terms any run depends on, around the starting point.
   FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, all, result.initial_terms, &r));
   for (int i = 0; i < kNumFitTerms; ++i) {
@@ -366,12 +368,12 @@ Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policie
       double t[kNumFitTerms];
       std::copy(start.begin(), start.end(), t);
       int its = 0;
-      FLEETSIM_RETURN_IF_ERROR(Minimise(rig, runs, subset, options.max_iterations, t, &its));
+      double loss = 0;
+      FLEETSIM_RETURN_IF_ERROR(Minimise(rig, runs, subset, options.max_iterations, t, &its, &loss));
+      // The uninformed terms move no figure: the loss stands.
       keep_uninformed(t);
-      Eigen::VectorXd rt;
-      FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, subset, t, &rt));
-      if (rt.squaredNorm() < best_loss) {
-        best_loss = rt.squaredNorm();
+      if (loss < best_loss) {
+        best_loss = loss;
         std::copy(t, t + kNumFitTerms, out_terms);
         *iterations = its;
       }
@@ -386,7 +388,7 @@ Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policie
   }
   FLEETSIM_RETURN_IF_ERROR(best_of(all, starts, result.terms, &result.iterations));
   FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, all, result.terms, &r, &figures));
-  Errors(runs, all, figures, &result.after);
+  Errors(rig, runs, all, figures, &result.after);
 
   if (options.cross_validate && runs.size() >= 2) {
     for (size_t k = 0; k < runs.size(); ++k) {
@@ -400,7 +402,7 @@ Status FitEngine(const ScenarioSpec& base, const Catalog& catalog, const Policie
       int its = 0;
       FLEETSIM_RETURN_IF_ERROR(best_of(others, left_starts, t, &its));
       FLEETSIM_RETURN_IF_ERROR(Residuals(rig, runs, {k}, t, &r, &figures));
-      Errors(runs, {k}, figures, &result.left_out);
+      Errors(rig, runs, {k}, figures, &result.left_out);
     }
   }
   result.evaluations = rig.evaluations;

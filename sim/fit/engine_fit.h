@@ -93,6 +93,7 @@ struct FitOptions {
 
 struct RunErrors {
   std::string run;
+  std::string engine;  // the engine profile the run's pool resolved (its name)
   FitFigures simulated;
   // (simulated - observed) / observed per metric, when both exist.
   std::optional<double> error[kNumFitMetrics];

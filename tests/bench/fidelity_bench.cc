@@ -9,8 +9,6 @@
 //
 // --engine replaces every run's engine profile (a file, e.g. the profile
 // before a refit, to print the errors before and after).
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -77,15 +75,8 @@ int Main(int argc, char** argv) {
   // Grouped by split, and by split and engine profile.
   std::map<std::string, std::vector<RunErrors>> by_split;
   for (size_t i = 0; i < runs.size(); ++i) {
-    std::unique_ptr<ScenarioRun> built;
-    s = ScenarioRun::Build(*runs[i].scenario, catalog, policies, &built);
-    if (!s.ok()) {
-      std::fprintf(stderr, "fidelity_bench: %s\n", s.message().c_str());
-      return 2;
-    }
     by_split[set.runs[i].split].push_back(errors[i]);
-    by_split[set.runs[i].split + " " + built->pools()[0].engine.name + " " + built->pools()[0].gpu->name].push_back(
-        errors[i]);
+    by_split[set.runs[i].split + " " + errors[i].engine + " " + runs[i].scenario->pools[0].gpu].push_back(errors[i]);
     for (int m = 0; m < kNumFitMetrics; ++m) {
       if (!runs[i].observed.values[m]) continue;
       const std::optional<double>& sim = errors[i].simulated.values[m];

@@ -122,13 +122,16 @@ TEST(CliFit, FitsTheTermsOfASlowerServerAndPredictsARunLeftOut) {
   EXPECT_EQ(r.output.find("step_cpu_us"), std::string::npos) << r.output;
 }
 
+// A scenario of one H100 pool, the base the refusals are tried against.
+const char* kOnePool = R"({"name": "x", "model": "Llama-3.1-8B",
+    "fleet": {"pools": [{"name": "p", "gpu": "H100-SXM"}]},
+    "traffic": {"generator": {"arrival": "poisson", "rate_per_s": 1, "prompt_tokens": 10, "output_tokens": 10},
+                "max_requests": 5}})";
+
 TEST(CliFit, RefusesWhatItCannotReplay) {
   ScratchDir dir;
   const std::string data = std::string(FLEETSIM_SOURCE_DIR) + "/tests/observe/data/";
-  const std::string one = dir.Write("one.json", R"({"name": "x", "model": "Llama-3.1-8B",
-    "fleet": {"pools": [{"name": "p", "gpu": "H100-SXM"}]},
-    "traffic": {"generator": {"arrival": "poisson", "rate_per_s": 1, "prompt_tokens": 10, "output_tokens": 10},
-                "max_requests": 5}})");
+  const std::string one = dir.Write("one.json", kOnePool);
   const std::string two = dir.Write("two.json", R"({"name": "x", "model": "Llama-3.1-8B",
     "fleet": {"pools": [{"name": "p", "gpu": "H100-SXM"}, {"name": "q", "gpu": "H100-SXM"}]},
     "traffic": {"generator": {"arrival": "poisson", "rate_per_s": 1, "prompt_tokens": 10, "output_tokens": 10},
@@ -275,10 +278,7 @@ TEST(CliFit, WrittenEntriesNameAModelAndTpOnlyWithTheGpu) {
 TEST(CliFit, RefusesSplitsAndProfilesItCannotFit) {
   ScratchDir dir;
   const std::string requests = std::string(FLEETSIM_SOURCE_DIR) + "/tests/observe/data/requests.csv";
-  const std::string one = dir.Write("one.json", R"({"name": "x", "model": "Llama-3.1-8B",
-    "fleet": {"pools": [{"name": "p", "gpu": "H100-SXM"}]},
-    "traffic": {"generator": {"arrival": "poisson", "rate_per_s": 1, "prompt_tokens": 10, "output_tokens": 10},
-                "max_requests": 5}})");
+  const std::string one = dir.Write("one.json", kOnePool);
   const std::string set = dir.Write("set.json", SmallMeasurementSet().dump());
   json mixed = SmallMeasurementSet();
   mixed["runs"][1]["set"]["fleet.pools[0].scheduler"] = "sglang";
