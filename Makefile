@@ -2,13 +2,22 @@
 #
 #   make run     install what is missing, build the fleetsim executable alone
 #                (no tests, benchmarks or CUDA module), run scenarios/quickstart.json
-#   make test    install what is missing, build, run every test, then the
+#   make test    install what is missing (also the tests' own packages:
+#                TEST_PACKAGES, see deps-test), build, run every test, then the
 #                sanitizer build (at -O1, so its suite stays quick) and its
 #                tests, then each fuzz target for 20 s
 #   make bench   Google Benchmarks + the 1M-request scenario (wall, RSS, rates),
+#                the planner on 1,000 configurations (R = 1 and R = 5),
 #                calibration figures, the Vidur transfer errors and the engine
 #                profiles' errors on published serving figures
 #   make fuzz    each fuzz target for 60 s
+#
+# make run and the plain build need only DEBIAN_PACKAGES (make deps); the
+# release build's tests also need TEST_PACKAGES (make deps-test): Open MPI,
+# Chromium with Node and npm (the HTML report check, tests/browser/), and
+# Debian's Jupyter, pandas and matplotlib (/usr/bin/jupyter, /usr/bin/python3;
+# a python3 earlier on PATH is not used). As root, what is missing is
+# installed with apt-get; otherwise the apt-get line to run is printed.
 #
 # Build folders: build/ (release + CUDA when nvcc is found), build-asan/,
 # build-fuzz/ (clang).
@@ -20,13 +29,22 @@ FUZZ_SECONDS ?= 20
 
 DEBIAN_PACKAGES := cmake make g++ clang-14 libclang-rt-14-dev libboost-graph-dev libeigen3-dev \
                    nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
+# What the release build's tests need beyond DEBIAN_PACKAGES (make deps-test).
+# Node and npm come from Debian's nodejs and npm only when no npm is on PATH:
+# a Node from elsewhere (NodeSource's nodejs bundles npm) conflicts with
+# Debian's npm package.
+TEST_PACKAGES := openmpi-bin libopenmpi-dev chromium jupyter-core jupyter-nbconvert python3-notebook \
+                 python3-nbconvert python3-pandas python3-matplotlib
+NODE_PACKAGES := $(if $(shell command -v npm 2>/dev/null),,nodejs npm)
 FUZZERS := fuzz_scenario fuzz_trace_azure fuzz_trace_mooncake fuzz_trace_csv fuzz_trace_burstgpt \
-           fuzz_trace_splitwise fuzz_trace_servegen fuzz_profile fuzz_engine_profile fuzz_observe
+           fuzz_trace_splitwise fuzz_trace_servegen fuzz_profile fuzz_engine_profile fuzz_observe fuzz_plan
 
-.PHONY: deps configure build build-fleetsim run test test-unit test-asan test-fuzz fuzz bench clean
+.PHONY: deps deps-test configure build build-fleetsim run test test-unit test-asan test-fuzz fuzz bench clean
 
-deps:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+# $(call install_missing,PACKAGES,WHO): installs (as root) the Debian
+# packages of PACKAGES that are not installed, or says which are missing.
+define install_missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -34,10 +52,17 @@ deps:
 	    echo "installing:$$missing"; \
 	    (apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	  else \
-	    echo "fleetsim needs these Debian packages:$$missing"; \
+	    echo "$(2) need these Debian packages:$$missing"; \
 	    echo "run as root: apt-get install$$missing"; exit 1; \
 	  fi; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEBIAN_PACKAGES),fleetsim's build and run)
+
+deps-test:
+	$(call install_missing,$(TEST_PACKAGES) $(NODE_PACKAGES),fleetsim's tests)
 
 configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
@@ -54,17 +79,18 @@ build-fleetsim: configure
 run: build-fleetsim
 	./$(BUILD)/fleetsim run scenarios/quickstart.json --out out/quickstart
 
-test-unit: build
+# deps-test first: configuring the tests may look for what it installs (MPI).
+test-unit: deps-test build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DFLEETSIM_SANITIZE=ON \
-	  -DFLEETSIM_CUDA=OFF -DFLEETSIM_BENCH=OFF
+	  -DFLEETSIM_CUDA=OFF -DFLEETSIM_MPI=OFF -DFLEETSIM_BENCH=OFF
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 build-fuzz: deps
-	CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEETSIM_FUZZ=ON \
+	CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEETSIM_FUZZ=ON -DFLEETSIM_MPI=OFF \
 	  -DFLEETSIM_CUDA=OFF -DFLEETSIM_TESTS=OFF -DFLEETSIM_BENCH=OFF
 	cmake --build build-fuzz -j $(JOBS) --target $(FUZZERS)
 
@@ -90,6 +116,7 @@ bench: build
 	tools/calibrate_bench.sh $(BUILD)
 	./$(BUILD)/tests/bench/vidur_transfer_bench
 	./$(BUILD)/tests/bench/fidelity_bench
+	tools/plan_bench.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan build-fuzz out

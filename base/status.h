@@ -16,21 +16,33 @@ class Status {
   Status() = default;
   static Status Ok() { return Status(); }
   static Status Invalid(std::string msg) { return Status(std::move(msg)); }
+  // A configuration that is well formed but cannot run: it does not fit in
+  // memory, its tp does not divide the heads, its GPUs have no link. The
+  // planner drops such a configuration with the message; a run still fails.
+  static Status Infeasible(std::string msg) {
+    Status s(std::move(msg));
+    s.infeasible_ = true;
+    return s;
+  }
 
   bool ok() const { return !failed_; }
+  bool infeasible() const { return infeasible_; }
   const std::string& message() const { return msg_; }
 
   // Prefixes the message with `where` ("file.json: "), for callers that know
   // the context the callee did not.
   Status WithPrefix(const std::string& where) const {
     if (ok()) return *this;
-    return Status(where + msg_);
+    Status s(where + msg_);
+    s.infeasible_ = infeasible_;
+    return s;
   }
 
  private:
   explicit Status(std::string msg) : msg_(std::move(msg)), failed_(true) {}
   std::string msg_;
   bool failed_ = false;
+  bool infeasible_ = false;
 };
 
 #define FLEETSIM_RETURN_IF_ERROR(expr)         \

@@ -116,12 +116,13 @@ Status Catalog::AddModelJson(std::string_view json_text, const std::string& orig
   FLEETSIM_RETURN_IF_ERROR(ParseDocument(json_text, origin, &doc));
   ObjectReader r(doc, origin, "");
   FLEETSIM_RETURN_IF_ERROR(r.CheckKeys(
-      {"name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab",
+      {"name", "source", "hf_repo", "layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab",
        "max_model_len", "experts", "experts_top_k", "tied_embeddings", "weight_dtype", "kv_dtype",
        "compute_dtype", "kv_bytes_per_token", "embedding_dtype"}));
   ModelSpec m;
   FLEETSIM_RETURN_IF_ERROR(r.String("name", &m.name));
   FLEETSIM_RETURN_IF_ERROR(r.String("source", &m.source));
+  if (r.Has("hf_repo")) FLEETSIM_RETURN_IF_ERROR(r.String("hf_repo", &m.hf_repo));
   FLEETSIM_RETURN_IF_ERROR(r.Int("layers", Bound::kPositive, &m.layers));
   FLEETSIM_RETURN_IF_ERROR(r.Int("hidden", Bound::kPositive, &m.hidden));
   FLEETSIM_RETURN_IF_ERROR(r.Int("heads", Bound::kPositive, &m.heads));

@@ -66,21 +66,21 @@ Status CheckShardPlan(const ModelSpec& model, const ShardPlan& shard) {
     return Status::Invalid(who + "tp, pp and ep must be at least 1");
   }
   if (model.heads % shard.tp != 0) {
-    return Status::Invalid(who + "tp must divide the " + std::to_string(model.heads) +
+    return Status::Infeasible(who + "tp must divide the " + std::to_string(model.heads) +
                            " attention heads");
   }
   if (model.kv_heads % shard.tp != 0 && shard.tp % model.kv_heads != 0) {
-    return Status::Invalid(who + "tp and the " + std::to_string(model.kv_heads) +
+    return Status::Infeasible(who + "tp and the " + std::to_string(model.kv_heads) +
                            " KV heads must divide one another");
   }
   if (shard.pp > model.layers) {
-    return Status::Invalid(who + "pp exceeds the " + std::to_string(model.layers) + " layers");
+    return Status::Infeasible(who + "pp exceeds the " + std::to_string(model.layers) + " layers");
   }
   if (!model.is_moe() && shard.ep != 1) {
     return Status::Invalid(who + "ep must be 1 for a dense model");
   }
   if (model.is_moe() && model.experts % shard.ep != 0) {
-    return Status::Invalid(who + "ep must divide the " + std::to_string(model.experts) + " experts");
+    return Status::Infeasible(who + "ep must divide the " + std::to_string(model.experts) + " experts");
   }
   return Status::Ok();
 }
@@ -143,7 +143,7 @@ Status PlanMemory(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& s
   if (needed > plan.budget_bytes_per_gpu) {
     char util[16];
     std::snprintf(util, sizeof(util), "%.2f", options.gpu_memory_utilization);
-    return Status::Invalid(
+    return Status::Infeasible(
         model.name + " does not fit on " + gpu.name + " with " + ShardName(shard) + ": needs " +
         Gib(needed) + " per GPU (weights " + Gib(plan.weight_bytes_per_gpu) + " + KV of one " +
         std::to_string(model.max_model_len) + "-token sequence " + Gib(one_sequence_kv) +

@@ -12,6 +12,7 @@ namespace fleetsim {
 struct ModelSpec {
   std::string name;            // "Llama-3.1-8B"
   std::string source;          // where the figures come from (config.json URL)
+  std::string hf_repo;         // the Hugging Face repository an engine loads ("" unknown): launch lines
   int layers = 0;
   int hidden = 0;              // model dimension
   int heads = 0;               // query heads

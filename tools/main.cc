@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 
 #include <CLI/CLI.hpp>
@@ -47,10 +48,13 @@
 #include "sim/fit/replay_observed.h"
 #include "sim/observe/observed_summary.h"
 #include "sim/observe/read_observed.h"
+#include "sim/plan/plan_spec.h"
+#include "sim/plan/planner.h"
 #include "sim/runner/run.h"
 #include "sim/scenario/parse.h"
 #include "sim/traffic/scan_traffic.h"
 #include "tools/output_dir.h"
+#include "tools/report/report.h"
 
 namespace fleetsim {
 namespace {
@@ -228,6 +232,7 @@ Status RunInto(ScenarioRun& run, const std::string& dir, uint64_t seed, const Ou
   MetricsOptions mo;
   mo.requests_csv = dir + "/requests.csv";
   mo.timeseries_csv = dir + "/timeseries.csv";
+  mo.itl_csv = dir + "/itl.csv";
   if (choices.trace) {
     mo.trace_json = dir + "/trace.json";
     mo.trace_requests = choices.trace_requests;
@@ -358,7 +363,7 @@ int CmdRun(const std::string& path, const std::vector<std::string>& overrides, s
     std::printf("wall        %.2f s  %.0f events/s  peak RSS %.0f MB\n", report.wall_s,
                 report.wall_s > 0 ? static_cast<double>(report.events) / report.wall_s : 0.0,
                 static_cast<double>(report.peak_rss_kb) / 1024.0);
-    std::printf("outputs     %s/{summary.json,requests.csv,timeseries.csv,run.json%s}\n", out_dir.c_str(),
+    std::printf("outputs     %s/{summary.json,requests.csv,timeseries.csv,itl.csv,run.json%s}\n", out_dir.c_str(),
                 choices.trace ? ",trace.json" : "");
     if (report.trace_sampled)
       std::printf("trace       a sample: the first %lld requests and the iterations before the next arrived "
@@ -1007,6 +1012,135 @@ int CmdObserve(const std::string& path, const std::string& format, bool allow_ag
   return 0;
 }
 
+// `fleetsim plan`: the planner's search, then its outputs in one folder
+// (docs/plan.md). Under mpirun every rank searches the same rounds, each
+// running its share of every round's simulations; rank 0 writes.
+std::string FormatDuration(double s) {
+  char b[32];
+  if (!std::isfinite(s) || s < 0) return "?";
+  const long t = std::lround(s);
+  if (t >= 3600)
+    std::snprintf(b, sizeof b, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+  else
+    std::snprintf(b, sizeof b, "%ld:%02ld", t / 60, t % 60);
+  return b;
+}
+
+Status WriteChosen(Planner& planner, const std::string& dir, RunReport* report) {
+  FLEETSIM_RETURN_IF_ERROR(MakeOutputDir(dir));
+  MetricsOptions mo;
+  mo.requests_csv = dir + "/requests.csv";
+  mo.timeseries_csv = dir + "/timeseries.csv";
+  mo.itl_csv = dir + "/itl.csv";
+  FLEETSIM_RETURN_IF_ERROR(planner.RunChosen(mo, report));
+  FLEETSIM_RETURN_IF_ERROR(WriteFile(dir + "/summary.json", SummaryToJson(report->summary)));
+  ReportFiles files;
+  FLEETSIM_RETURN_IF_ERROR(RenderReport(dir, &files));
+  FLEETSIM_RETURN_IF_ERROR(WriteFile(dir + "/report.html", files.html));
+  return WriteFile(dir + "/report.md", files.md);
+}
+
+int CmdPlan(const std::string& path, const std::string& out_dir, int threads, bool quiet, bool force_progress,
+            const Catalog& catalog, const Policies& policies) {
+  PlanSpec plan;
+  Status s = LoadPlanFile(path, &plan);
+  if (!s.ok()) return Fail(s);
+  std::unique_ptr<BatchRunner> mpi;
+  if (LaunchedByMpi()) {
+    std::string error;
+    mpi = MakeMpiRunner(threads, &error);
+    if (!mpi) {
+      std::fprintf(stderr, "fleetsim: plan: started by mpirun, but %s\n", error.c_str());
+      return 1;
+    }
+  }
+  const bool writer = !mpi || mpi->rank() == 0;
+  auto finish = [&](int code) {
+    mpi.reset();
+    FinishMpi();
+    return code;
+  };
+  std::unique_ptr<OutputDir> out;
+  if (writer) s = OutputDir::Begin(out_dir, &out);
+  // Every rank stops when the writer cannot write, before any round.
+  if (mpi && !mpi->AllAgree(s.ok())) {
+    if (!s.ok()) return finish(Fail(s));
+    return finish(kExitInput);
+  }
+  if (!s.ok()) return finish(Fail(s));
+  const bool show = writer && !quiet && (force_progress || isatty(STDERR_FILENO));
+  const auto start = std::chrono::steady_clock::now();
+  bool printed = false;
+  PlanOptions options;
+  options.threads = threads;
+  options.runner = mpi.get();
+  options.stop = &g_stop_signal;
+  if (show) {
+    options.progress = [&](const PlanProgress& p) {
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const int64_t done = p.sims_done + p.sims_round_done;
+      const double rate = wall > 0 ? static_cast<double>(done) / wall : 0;
+      const double frac = p.families > 0 ? static_cast<double>(p.families_done) / static_cast<double>(p.families) : 0;
+      const int width = 24, filled = static_cast<int>(frac * width);
+      std::string bar(static_cast<size_t>(filled), '#');
+      bar.resize(width, '.');
+      const int64_t left = std::max<int64_t>(p.sims_expected - done, p.sims_round - p.sims_round_done);
+      std::fprintf(stderr, "\r  [%s] %lld/%lld configurations  %s  %lld sims  %.1f sims/s  about %s left   ",
+                   bar.c_str(), static_cast<long long>(p.families_done), static_cast<long long>(p.families),
+                   p.phase.c_str(), static_cast<long long>(done), rate,
+                   FormatDuration(rate > 0 ? static_cast<double>(left) / rate : NAN).c_str());
+      printed = true;
+    };
+  }
+  Planner planner(plan, catalog, policies);
+  s = planner.Run(options);
+  if (printed) std::fprintf(stderr, "\n");
+  if (g_stop_signal) return finish(InterruptedExit(out_dir));
+  if (!s.ok()) return finish(Fail(s));
+  const PlanResult& r = planner.result();
+  if (writer) {
+    const std::string dir = out->path();
+    s = WriteFile(dir + "/plan.json", PlanResultToJson(r, FLEETSIM_VERSION));
+    if (s.ok()) s = WriteFile(dir + "/curves.csv", PlanCurvesCsv(r));
+    if (s.ok()) s = WriteFile(dir + "/frontier.csv", PlanFrontierCsv(r));
+    RunReport chosen;
+    if (s.ok() && r.chosen >= 0) s = WriteChosen(planner, dir + "/chosen", &chosen);
+    ReportFiles files;
+    if (s.ok()) s = RenderReport(dir, &files);
+    if (s.ok()) s = WriteFile(dir + "/report.html", files.html);
+    if (s.ok()) s = WriteFile(dir + "/report.md", files.md);
+    if (g_stop_signal) return finish(InterruptedExit(out_dir));
+    if (!s.ok()) return finish(Fail(s));
+    s = out->Commit();
+    if (!s.ok()) return finish(Fail(s));
+    if (!quiet) {
+      std::printf("fleetsim plan %s  (%d replications, seed %llu)\n", r.plan.name.c_str(), r.plan.replications,
+                  static_cast<unsigned long long>(r.plan.seed));
+      std::fputs(FormatPlanSummary(r).c_str(), stdout);
+      std::printf("wall        %.1f s  %.1f simulations/s%s\n",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                  static_cast<double>(r.simulations) /
+                      std::max(1e-9, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()),
+                  mpi ? (", " + std::to_string(mpi->ranks()) + " MPI ranks").c_str() : "");
+      std::printf("outputs     %s/{report.html,report.md,plan.json,curves.csv,frontier.csv%s}\n", out_dir.c_str(),
+                  r.chosen >= 0 ? ",chosen/" : "");
+    }
+  }
+  return finish(0);
+}
+
+// `fleetsim report DIR`: report.html and report.md again, from a plan's or
+// a run's folder.
+int CmdReport(const std::string& dir) {
+  ReportFiles files;
+  Status s = RenderReport(dir, &files);
+  if (s.ok()) s = WriteFile(dir + "/report.html", files.html);
+  if (s.ok()) s = WriteFile(dir + "/report.md", files.md);
+  if (!s.ok()) return Fail(s);
+  std::printf("wrote %s/report.html and %s/report.md\n", dir.c_str(), dir.c_str());
+  return 0;
+}
+
 }  // namespace
 }  // namespace fleetsim
 
@@ -1055,6 +1189,21 @@ int main(int argc, char** argv) {
   CLI::App* validate = app.add_subcommand("validate", "check a scenario without running it");
   validate->add_option("scenario", vscenario, "scenario JSON file")->required();
   validate->add_option("--set", voverrides, "KEY=VALUE: override a scenario key, as with run (repeatable)");
+
+  std::string plan_file, plan_out, report_dir;
+  int plan_threads = 1;
+  bool plan_quiet = false, plan_progress = false;
+  CLI::App* plan = app.add_subcommand(
+      "plan", "search configurations for the cheapest fleet that meets latency targets, and report (docs/plan.md)");
+  plan->add_option("plan", plan_file, "plan JSON file")->required();
+  plan->add_option("--out", plan_out, "output folder, replaced atomically when the plan succeeds")->required();
+  plan->add_option("-j,--jobs", plan_threads, "simulations run at once (threads; per MPI rank under mpirun)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  plan->add_flag("--quiet", plan_quiet, "print nothing but errors");
+  plan->add_flag("--progress", plan_progress, "show the progress bar even when stderr is not a terminal");
+  CLI::App* report = app.add_subcommand("report", "render report.html and report.md of a plan's or a run's folder");
+  report->add_option("dir", report_dir, "a fleetsim plan or fleetsim run output folder")->required();
 
   CLI::App* list = app.add_subcommand("list", "models, GPUs, engines and registered policies");
 
@@ -1185,7 +1334,9 @@ int main(int argc, char** argv) {
   Policies policies;
   RegisterBuiltins(&policies);
 
-  if (*run) InstallStopHandlers();
+  if (*run || *plan) InstallStopHandlers();
+  if (*plan) return CmdPlan(plan_file, plan_out, plan_threads, plan_quiet, plan_progress, catalog, policies);
+  if (*report) return CmdReport(report_dir);
   if (*run && compare == "schedulers")
     return CmdCompareSchedulers(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
   if (*run) return CmdRun(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);

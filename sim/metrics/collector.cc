@@ -402,6 +402,21 @@ Status MetricsCollector::Close() {
   if (trace_.is_open()) trace_.out().Raw("\n]}\n");
   bool ok = requests_.Close();
   ok = timeseries_.Close() && ok;
+  if (!options_.itl_csv.empty()) {
+    BufferedFile itl;
+    if (!itl.Open(options_.itl_csv))
+      return Status::Invalid("cannot create \"" + options_.itl_csv + "\": " + std::strerror(errno));
+    itl.out().Raw("low_ms,high_ms,count\n");
+    itl_.ForEachBucket([&](int64_t lo, int64_t hi, int64_t n) {
+      itl.out().Fixed(static_cast<double>(lo) / 1e6, 6);
+      itl.out().Char(',');
+      itl.out().Fixed(static_cast<double>(hi) / 1e6, 6);
+      itl.out().Char(',');
+      itl.out().Int(n);
+      itl.out().Char('\n');
+    });
+    ok = itl.Close() && ok;
+  }
   ok = trace_.Close() && ok;
   if (!ok) return Status::Invalid(std::string("writing outputs failed: ") + std::strerror(errno));
   return Status::Ok();

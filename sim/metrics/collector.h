@@ -33,6 +33,10 @@ struct MetricsOptions {
   std::string requests_csv;    // path; empty: not written
   std::string timeseries_csv;  // path; empty: not written
   std::string trace_json;      // path; empty: no trace
+  // path; empty: not written. At Close: the histogram behind the summary's
+  // itl figures (token gaps ending at or after warm-up), one row per
+  // non-empty bucket: low_ms,high_ms (exclusive),count.
+  std::string itl_csv;
   // With a trace: record only requests with id < trace_requests, and the
   // iterations that start before request trace_requests arrives (-1: all).
   int64_t trace_requests = -1;

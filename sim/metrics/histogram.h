@@ -10,6 +10,7 @@
 // histograms merge by adding counts.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +28,14 @@ class LogHistogram {
   int64_t min() const { return min_; }
   // Value at quantile q in [0, 1] (nearest rank), within 0.4%. 0 if empty.
   double Quantile(double q) const;
+
+  // Calls f(low, high_exclusive, count) for every non-empty bucket, in
+  // ascending order.
+  template <typename F>
+  void ForEachBucket(F&& f) const {
+    for (std::size_t b = 0; b < buckets_.size(); ++b)
+      if (buckets_[b] > 0) f(BucketLow(static_cast<int>(b)), BucketHigh(static_cast<int>(b)), buckets_[b]);
+  }
 
   static constexpr int kSubBits = 7;
   static constexpr int kSub = 1 << kSubBits;

@@ -154,6 +154,12 @@ JsonWriter& JsonWriter::Double(double v) {
   return *this;
 }
 
+JsonWriter& JsonWriter::RawValue(std::string_view json) {
+  BeforeValue();
+  buf_.Raw(json);
+  return *this;
+}
+
 JsonWriter& JsonWriter::String(std::string_view s) {
   BeforeValue();
   buf_.JsonString(s);

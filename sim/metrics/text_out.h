@@ -79,6 +79,8 @@ class JsonWriter {
   JsonWriter& String(std::string_view s);
   JsonWriter& Bool(bool b);
   JsonWriter& Null();
+  // A value already in JSON (compact, one line), written as is.
+  JsonWriter& RawValue(std::string_view json);
   std::string Finish() {
     buf_.Char('\n');
     return std::move(buf_.str());

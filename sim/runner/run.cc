@@ -108,7 +108,7 @@ Status ResolveModel(const PoolSpec& p, const Catalog& catalog, PoolPlan* plan, s
 // for GPU names the catalogue does not know. A model the pool owns (see
 // ResolveModel) goes to *owned.
 Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& policies, const GpuSpec* profile_gpu,
-                   PoolPlan* plan, std::unique_ptr<ModelSpec>* owned) {
+                   BuildCache* cache, PoolPlan* plan, std::unique_ptr<ModelSpec>* owned) {
   plan->spec = &p;
   FLEETSIM_RETURN_IF_ERROR(ResolveModel(p, catalog, plan, owned));
   plan->gpu = catalog.FindGpu(p.gpu);
@@ -121,21 +121,21 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
     return Status::Invalid(p.path + ".scheduler: " +
                            Unknown("scheduler", p.scheduler, policies.schedulers.Names()));
   EngineProfile profile;
-  FLEETSIM_RETURN_IF_ERROR(LoadPoolEngineProfile(p, *plan->scheduler, catalog, &profile));
+  FLEETSIM_RETURN_IF_ERROR(LoadPoolEngineProfile(p, *plan->scheduler, catalog, &profile, cache));
   FLEETSIM_RETURN_IF_ERROR(ResolveEngine(profile, plan->gpu->name, plan->model->name, p.tp, &plan->engine)
                                .WithPrefix(p.path + ".engine: "));
   plan->engine_name = profile.name;
   if (p.engine_terms) plan->engine = *p.engine_terms;
   const ModelSpec& m = *plan->model;
   if (m.heads % p.tp != 0)
-    return Status::Invalid(p.path + ".tp: " + std::to_string(p.tp) + " does not divide the " +
+    return Status::Infeasible(p.path + ".tp: " + std::to_string(p.tp) + " does not divide the " +
                            std::to_string(m.heads) + " attention heads of " + m.name);
   if (p.pp != 1)
     return Status::Invalid(p.path + ".pp: pipeline parallelism is not modelled yet; pp must be 1");
   plan->shard.tp = p.tp;
   plan->shard.pp = p.pp;
   if (p.tp > 1 && plan->gpu->scale_up.CollectiveGbps(p.tp) <= 0 && plan->gpu->pcie_gbps_per_direction <= 0)
-    return Status::Invalid(p.path + ".tp: " + std::to_string(p.tp) + " GPUs of \"" + plan->gpu->name +
+    return Status::Infeasible(p.path + ".tp: " + std::to_string(p.tp) + " GPUs of \"" + plan->gpu->name +
                            "\" have no link between them to all-reduce over");
 
   // vLLM's serving defaults (vllm/engine/arg_utils.py, V1): large budgets on
@@ -160,7 +160,7 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
     if (!p.max_num_seqs) plan->limits.max_num_seqs = 256;
   }
   if (plan->limits.max_num_batched_tokens < plan->limits.max_num_seqs)
-    return Status::Invalid(p.path + ".max_num_batched_tokens: " +
+    return Status::Infeasible(p.path + ".max_num_batched_tokens: " +
                            std::to_string(plan->limits.max_num_batched_tokens) +
                            " is less than max_num_seqs " + std::to_string(plan->limits.max_num_seqs) +
                            " (vLLM requires at least one token per running sequence)");
@@ -227,19 +227,50 @@ Status MakePerfModel(const ScenarioSpec& s, const PoolPlan& p, const Profile* pr
   return Status::Ok();
 }
 
-Status LoadScenarioProfile(const ScenarioSpec& s, std::optional<Profile>* out) {
+Status LoadScenarioProfile(const ScenarioSpec& s, BuildCache* cache, std::shared_ptr<const Profile>* out) {
   if (s.perf_profile.empty()) return Status::Ok();
-  Profile p;
-  FLEETSIM_RETURN_IF_ERROR(LoadProfileFile(s.perf_profile, &p).WithPrefix(s.file + ": perf.profile: "));
+  if (cache) return cache->LoadProfile(s.perf_profile, out).WithPrefix(s.file + ": perf.profile: ");
+  auto p = std::make_shared<Profile>();
+  FLEETSIM_RETURN_IF_ERROR(LoadProfileFile(s.perf_profile, p.get()).WithPrefix(s.file + ": perf.profile: "));
   *out = std::move(p);
   return Status::Ok();
 }
 
 }  // namespace
 
+Status BuildCache::LoadProfile(const std::string& path, std::shared_ptr<const Profile>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = profiles_.find(path);
+  if (it == profiles_.end()) {
+    auto p = std::make_shared<Profile>();
+    Status s = LoadProfileFile(path, p.get());
+    it = profiles_.emplace(path, std::make_pair(s, s.ok() ? std::move(p) : nullptr)).first;
+  }
+  *out = it->second.second;
+  return it->second.first;
+}
+
+Status BuildCache::LoadEngine(const std::string& path, std::shared_ptr<const EngineProfile>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = engines_.find(path);
+  if (it == engines_.end()) {
+    auto e = std::make_shared<EngineProfile>();
+    Status s = LoadEngineProfileFile(path, e.get());
+    it = engines_.emplace(path, std::make_pair(s, s.ok() ? std::move(e) : nullptr)).first;
+  }
+  *out = it->second.second;
+  return it->second.first;
+}
+
 Status LoadPoolEngineProfile(const PoolSpec& p, const SchedulerRegistry::Entry& scheduler, const Catalog& catalog,
-                             EngineProfile* out) {
+                             EngineProfile* out, BuildCache* cache) {
   const std::string engine = !p.engine.empty() ? p.engine : scheduler.engine;
+  if (EngineIsFile(engine) && cache) {
+    std::shared_ptr<const EngineProfile> e;
+    FLEETSIM_RETURN_IF_ERROR(cache->LoadEngine(engine, &e).WithPrefix(p.path + ".engine: "));
+    *out = *e;
+    return Status::Ok();
+  }
   if (EngineIsFile(engine)) return LoadEngineProfileFile(engine, out).WithPrefix(p.path + ".engine: ");
   const EngineProfile* bundled = catalog.FindEngine(engine);
   if (!bundled)
@@ -250,7 +281,7 @@ Status LoadPoolEngineProfile(const PoolSpec& p, const SchedulerRegistry::Entry& 
 }
 
 Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, const Policies& policies,
-                          std::unique_ptr<ScenarioRun>* out) {
+                          std::unique_ptr<ScenarioRun>* out, BuildCache* cache) {
   std::unique_ptr<ScenarioRun> run(new ScenarioRun(spec, catalog, policies));
   const ScenarioSpec& s = run->spec_;  // pool plans point into the run's own copy
   if (!s.model.empty() && !ModelIsFile(s.model) && !catalog.FindModel(s.model))
@@ -261,8 +292,8 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
     return Status::Invalid(s.file + ": fleet.router: " + Unknown("router", s.router, policies.routers.Names()));
   // The profile first: it may describe a device the catalogue lacks (a
   // calibrated CPU or new GPU), which pools can then name.
-  std::optional<Profile> profile;
-  FLEETSIM_RETURN_IF_ERROR(LoadScenarioProfile(s, &profile));
+  std::shared_ptr<const Profile> profile;
+  FLEETSIM_RETURN_IF_ERROR(LoadScenarioProfile(s, cache, &profile));
   if (profile && profile->device_info && catalog.FindGpu(profile->device) == nullptr) {
     run->profile_gpu_ = std::make_unique<GpuSpec>();
     FLEETSIM_RETURN_IF_ERROR(
@@ -272,7 +303,7 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
     PoolPlan plan;
     std::unique_ptr<ModelSpec> owned;
     FLEETSIM_RETURN_IF_ERROR(
-        ResolvePool(p, catalog, policies, run->profile_gpu_.get(), &plan, &owned).WithPrefix(s.file + ": "));
+        ResolvePool(p, catalog, policies, run->profile_gpu_.get(), cache, &plan, &owned).WithPrefix(s.file + ": "));
     if (owned) run->models_.push_back(std::move(owned));
     run->pools_.push_back(plan);
   }
@@ -285,7 +316,7 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
     // (a PerfModel is immutable).
     for (const PoolPlan& p : run->pools_) {
       run->perf_.emplace_back();
-      FLEETSIM_RETURN_IF_ERROR(MakePerfModel(s, p, profile ? &*profile : nullptr, &run->perf_.back()));
+      FLEETSIM_RETURN_IF_ERROR(MakePerfModel(s, p, profile.get(), &run->perf_.back()));
     }
   }
   if (s.traffic.kind == TrafficSpec::Kind::kGenerator && !s.traffic.model.empty()) {
@@ -302,12 +333,13 @@ namespace {
 
 // The identity of a run: hashes of the scenario, of every file it reads and
 // of the overrides, so two summaries can be told apart without their folders.
-Status Identify(const ScenarioSpec& spec, uint64_t seed, RunIdentity* id) {
+Status Identify(const ScenarioSpec& spec, uint64_t seed, bool hash_files, RunIdentity* id) {
   id->scenario = !spec.name.empty() ? spec.name : std::filesystem::path(spec.file).stem().string();
   id->scenario_sha256 = spec.sha256;
   id->seed = seed;
   id->fleetsim_version = FLEETSIM_VERSION;
   id->overrides = spec.overrides;
+  if (!hash_files) return Status::Ok();
   std::string inputs = "scenario " + spec.sha256 + "\n";
   auto add_file = [&](const std::string& role, const std::string& path) -> Status {
     if (path.empty()) return Status::Ok();
@@ -380,11 +412,11 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   };
   const uint64_t seed = options.seed;
   RunFacts facts;
-  FLEETSIM_RETURN_IF_ERROR(Identify(spec_, seed, &facts.identity));
+  FLEETSIM_RETURN_IF_ERROR(Identify(spec_, seed, options.identify_inputs, &facts.identity));
   Simulation sim(seed);
 
   // Nothing arrives after duration_s, so a generator may stop there.
-  TrafficSpec traffic = spec_.traffic;
+  TrafficSpec traffic = options.traffic ? *options.traffic : spec_.traffic;
   if (spec_.duration_s && !std::isfinite(traffic.max_arrival_s)) traffic.max_arrival_s = *spec_.duration_s;
   // Closed loop: the generator supplies requests in order (their lengths);
   // the clients' pace sets their arrivals, so its own arrival times (a

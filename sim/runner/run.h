@@ -6,7 +6,9 @@
 #include <csignal>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,10 +32,28 @@ struct Policies {
 };
 void RegisterBuiltins(Policies* policies);
 
+struct Profile;
+
+// Input files a Build reads (a measured perf.profile, engine profile files),
+// kept for the next Build that names them, errors included: the planner
+// builds hundreds of scenarios of one plan and reads each file once.
+// Thread-safe.
+class BuildCache {
+ public:
+  Status LoadProfile(const std::string& path, std::shared_ptr<const Profile>* out);
+  Status LoadEngine(const std::string& path, std::shared_ptr<const EngineProfile>* out);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::pair<Status, std::shared_ptr<const Profile>>> profiles_;
+  std::map<std::string, std::pair<Status, std::shared_ptr<const EngineProfile>>> engines_;
+};
+
 // The engine profile a pool runs with: its own (a bundled name or a file),
-// else its scheduler's engine's. Errors name the pool's JSON path.
+// else its scheduler's engine's. Errors name the pool's JSON path. A file is
+// read through `cache` when one is given.
 Status LoadPoolEngineProfile(const PoolSpec& p, const SchedulerRegistry::Entry& scheduler, const Catalog& catalog,
-                             EngineProfile* out);
+                             EngineProfile* out, BuildCache* cache = nullptr);
 
 // A pool after resolution: everything a replica needs, checked.
 struct PoolPlan {
@@ -80,6 +100,12 @@ struct RunOptions {
   // Called with every request's record as it ends (fleetsim fit compares
   // them with observed requests); ids are the traffic's.
   std::function<void(const RequestRecord&)> on_request;
+  // Set: this run's traffic instead of the scenario's (the planner's load
+  // scales and replications over a trace read once). Must outlive Run.
+  const TrafficSpec* traffic = nullptr;
+  // False: the summary's inputs_sha256 stays empty, and the input files are
+  // not read again to hash them (the planner's many runs of one scenario).
+  bool identify_inputs = true;
 };
 
 struct RunReport {
@@ -101,13 +127,15 @@ class ScenarioRun {
  public:
   // Resolves and checks the scenario without running it (`fleetsim
   // validate` stops here). `catalog` and `policies` must outlive the run.
+  // `cache`, if given, serves the input files other Builds read already.
   static Status Build(const ScenarioSpec& spec, const Catalog& catalog, const Policies& policies,
-                      std::unique_ptr<ScenarioRun>* out);
+                      std::unique_ptr<ScenarioRun>* out, BuildCache* cache = nullptr);
 
   const ScenarioSpec& spec() const { return spec_; }
   const std::vector<PoolPlan>& pools() const { return pools_; }
 
-  // Runs it. `seed` overrides the scenario's. `progress`, if set, is
+  // Runs it. `seed` overrides the scenario's. Run only reads the object, so
+  // several threads may run one ScenarioRun at once (the planner does). `progress`, if set, is
   // called about once a second of wall time. Row errors in a trace stop the
   // run with their file:line Status.
   Status Run(const MetricsOptions& outputs, const RunOptions& options,

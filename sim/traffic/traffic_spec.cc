@@ -73,22 +73,28 @@ Status OpenTraceReaderChecked(const TrafficSpec& spec, Rng rng, std::unique_ptr<
   return Status::Ok();
 }
 
-// kList: the given requests in order, ids renumbered, within the limits.
+// kList: the given requests in order, ids renumbered, arrivals divided by
+// rate_scale (exactly 1 leaves them untouched), within the limits.
 class ListSource final : public RequestSource {
  public:
-  ListSource(std::shared_ptr<const std::vector<Request>> requests, SimTime max_arrival, int64_t max_requests)
-      : requests_(std::move(requests)), max_arrival_(max_arrival), max_requests_(max_requests) {}
+  ListSource(std::shared_ptr<const std::vector<Request>> requests, double rate_scale, SimTime max_arrival,
+             int64_t max_requests)
+      : requests_(std::move(requests)), rate_scale_(rate_scale), max_arrival_(max_arrival),
+        max_requests_(max_requests) {}
   bool Next(Request* out) override {
     if (next_ >= requests_->size() || static_cast<int64_t>(next_) >= max_requests_) return false;
     const Request& r = (*requests_)[next_];
-    if (r.arrival >= max_arrival_) return false;
-    if (r.arrival < last_ || r.prompt_tokens <= 0 || r.output_tokens <= 0) {
+    if (r.arrival < last_in_ || r.prompt_tokens <= 0 || r.output_tokens <= 0) {
       status_ = Status::Invalid("traffic: request " + std::to_string(next_) +
                                 " arrives before the one ahead of it or has no tokens");
       return false;
     }
-    last_ = r.arrival;
+    const SimTime arrival =
+        rate_scale_ == 1.0 ? r.arrival : static_cast<SimTime>(std::llround(static_cast<double>(r.arrival) / rate_scale_));
+    if (arrival >= max_arrival_) return false;
+    last_in_ = r.arrival;
     *out = r;
+    out->arrival = arrival;
     out->id = next_++;
     return true;
   }
@@ -96,10 +102,11 @@ class ListSource final : public RequestSource {
 
  private:
   std::shared_ptr<const std::vector<Request>> requests_;
+  double rate_scale_;
   SimTime max_arrival_;
   int64_t max_requests_;
   size_t next_ = 0;
-  SimTime last_ = 0;
+  SimTime last_in_ = 0;
   Status status_;
 };
 
@@ -133,7 +140,10 @@ Status MakeRequestSource(const TrafficSpec& spec, Rng rng, std::unique_ptr<Reque
       return GeneratorSource::Make(spec, rng, out);
     case TrafficSpec::Kind::kList: {
       if (!spec.requests) return Status::Invalid("traffic: no requests given");
-      *out = std::make_unique<ListSource>(spec.requests, LimitToTime(spec.max_arrival_s), spec.max_requests);
+      if (!(spec.rate_scale > 0) || !std::isfinite(spec.rate_scale))
+        return Status::Invalid("traffic: rate_scale must be a positive number");
+      *out = std::make_unique<ListSource>(spec.requests, spec.rate_scale, LimitToTime(spec.max_arrival_s),
+                                          spec.max_requests);
       return Status::Ok();
     }
   }

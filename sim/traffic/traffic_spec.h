@@ -134,6 +134,7 @@ struct TrafficSpec {
   double start_s = 0;
   double end_s = std::numeric_limits<double>::infinity();
   // ... then divide inter-arrival times by rate_scale (2 = twice the rate).
+  // Also kList: its arrivals are divided by rate_scale.
   double rate_scale = 1.0;
   // kServeGen only: path may also name a folder of chunk-N-trace.csv client
   // files. Request lengths come from each client's chunk-N-dataset.json

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/catalog.h"
+#include "sim/plan/plan_spec.h"
 #include "sim/runner/run.h"
 #include "sim/scenario/parse.h"
 #include "tests/cli/cli_test_util.h"
@@ -644,13 +645,46 @@ TEST(ScenarioSchema, ValidatorRejectsWhatTheSchemaForbids) {
   EXPECT_TRUE(Parse(j).ok()) << Parse(j).message();
 }
 
-std::vector<std::string> BundledScenarios() {
+// The bundled scenario files, or the bundled plans (format "fleetsim-plan").
+std::vector<std::string> BundledFiles(bool plans) {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(SourcePath("scenarios"))) {
-    if (e.path().extension() == ".json" && e.path().filename() != "schema.json") out.push_back(e.path().string());
+    if (e.path().extension() != ".json" || e.path().filename() == "schema.json") continue;
+    const nlohmann::json doc = LoadJsonFile(e.path().string());
+    const bool plan = doc.is_object() && doc.value("format", "") == "fleetsim-plan";
+    if (plan == plans) out.push_back(e.path().string());
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+std::vector<std::string> BundledScenarios() { return BundledFiles(false); }
+
+// Every bundled plan parses, and its inline scenario conforms to the schema
+// and builds.
+TEST(BundledPlans, ParseAndTheirScenariosConformToTheSchema) {
+  const std::vector<std::string> files = BundledFiles(true);
+  ASSERT_GE(files.size(), 2u);
+  Catalog catalog;
+  ASSERT_TRUE(Catalog::LoadBuiltin(&catalog).ok());
+  Policies policies;
+  RegisterBuiltins(&policies);
+  for (const std::string& path : files) {
+    SCOPED_TRACE(path);
+    PlanSpec plan;
+    const Status s = LoadPlanFile(path, &plan);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const nlohmann::json doc = LoadJsonFile(path);
+    ASSERT_TRUE(doc["scenario"].is_object());
+    EXPECT_TRUE(ValidateScenario(doc["scenario"]).empty()) << JoinLines(ValidateScenario(doc["scenario"]));
+    ScenarioSpec spec;
+    ASSERT_TRUE(ParseScenario(plan.scenario_text, plan.scenario_file, plan.scenario_base_dir, &spec).ok());
+    std::unique_ptr<ScenarioRun> run;
+    const Status b = ScenarioRun::Build(spec, catalog, policies, &run);
+    EXPECT_TRUE(b.ok()) << b.message();
+    if (!spec.traffic.path.empty()) {
+      EXPECT_TRUE(std::filesystem::exists(spec.traffic.path)) << spec.traffic.path;
+    }
+  }
 }
 
 TEST(BundledScenarios, ParseValidateAndConformToTheSchema) {

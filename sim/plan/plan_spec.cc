@@ -1,0 +1,277 @@
+#include "sim/plan/plan_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <set>
+
+#include "base/file.h"
+#include "base/sha256.h"
+#include "model/object_reader.h"
+
+namespace fleetsim {
+namespace {
+
+using model_json::Bound;
+using model_json::json;
+using model_json::ObjectReader;
+
+constexpr int64_t kMaxBisectRange = int64_t{1} << 20;  // replicas or any integer key: far beyond a fleet
+
+std::string Fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+Status ParseDimension(const json& d, const std::string& file, const std::string& path, PlanDimension* out) {
+  if (!d.is_object()) return Status::Invalid(file + ": " + path + ": expected an object");
+  const ObjectReader r(d, file, path + ".");
+  FLEETSIM_RETURN_IF_ERROR(r.CheckKeys({"key", "keys", "values", "search", "min", "max"}));
+  PlanDimension dim;
+  dim.path = path;
+  if (r.Has("key") == r.Has("keys")) return r.Error("key", "give either key (one scenario key) or keys (a list)");
+  if (r.Has("key")) {
+    std::string k;
+    FLEETSIM_RETURN_IF_ERROR(r.String("key", &k));
+    dim.keys.push_back(k);
+  } else {
+    const json& ks = d["keys"];
+    if (!ks.is_array() || ks.empty()) return r.Error("keys", "expected a non-empty array of scenario keys");
+    for (const json& k : ks) {
+      if (!k.is_string() || k.get<std::string>().empty()) return r.Error("keys", "expected scenario key strings");
+      dim.keys.push_back(k.get<std::string>());
+    }
+  }
+  for (const std::string& k : dim.keys) {
+    if (k.empty()) return r.Error(r.Has("key") ? "key" : "keys", "expected a scenario key path");
+    if (k == "seed")
+      return r.Error(r.Has("key") ? "key" : "keys", "the plan's seed and replications decide the seeds");
+  }
+  std::string search = "exhaustive";
+  if (r.Has("search")) FLEETSIM_RETURN_IF_ERROR(r.String("search", &search));
+  if (search == "bisect") {
+    if (dim.keys.size() != 1) return r.Error("keys", "a bisected dimension has one key");
+    if (r.Has("values")) return r.Error("values", "a bisected dimension takes min and max, not values");
+    FLEETSIM_RETURN_IF_ERROR(r.Int64("min", Bound::kPositive, kMaxBisectRange, &dim.min));
+    FLEETSIM_RETURN_IF_ERROR(r.Int64("max", Bound::kPositive, kMaxBisectRange, &dim.max));
+    if (dim.max < dim.min) return r.Error("max", "is below min " + std::to_string(dim.min));
+    dim.bisect = true;
+  } else if (search == "exhaustive") {
+    if (r.Has("min") || r.Has("max")) return r.Error("search", "min and max go with \"search\": \"bisect\"");
+    auto it = d.find("values");
+    if (it == d.end()) return r.Error("values", "missing required key");
+    if (!it->is_array() || it->empty()) return r.Error("values", "expected a non-empty array");
+    std::set<std::string> seen;
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& v = (*it)[i];
+      const std::string where = "values[" + std::to_string(i) + "]";
+      std::vector<std::string> texts;
+      if (dim.keys.size() == 1) {
+        texts.push_back(v.dump());
+      } else {
+        if (!v.is_array() || v.size() != dim.keys.size())
+          return r.Error(where, "expected an array of " + std::to_string(dim.keys.size()) + " values, one per key");
+        for (const json& x : v) texts.push_back(x.dump());
+      }
+      std::string joined;
+      for (const std::string& t : texts) joined += t + "\n";
+      if (!seen.insert(joined).second) return r.Error(where, "repeats an earlier value");
+      dim.values.push_back(std::move(texts));
+    }
+  } else {
+    return r.Error("search", "expected \"exhaustive\" or \"bisect\", got \"" + search + "\"");
+  }
+  *out = std::move(dim);
+  return Status::Ok();
+}
+
+Status ParseTargets(const ObjectReader& top, const std::string& file, std::vector<PlanTarget>* targets, std::optional<double>* budget) {
+  ObjectReader t;
+  FLEETSIM_RETURN_IF_ERROR(top.Object("targets", &t));
+  FLEETSIM_RETURN_IF_ERROR(
+      t.CheckKeys({"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "attainment", "max_reject_rate", "budget_usd_per_hour"}));
+  const std::pair<const char*, const char*> latency[] = {
+      {"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "E2E"}};
+  for (const auto& [metric, label] : latency) {
+    const std::string key = std::string(metric) + "_ms";
+    if (!t.Has(key)) continue;
+    ObjectReader pct;
+    FLEETSIM_RETURN_IF_ERROR(t.Object(key, &pct));
+    FLEETSIM_RETURN_IF_ERROR(pct.CheckKeys({"p50", "p90", "p95", "p99"}));
+    if (pct.object().empty()) return t.Error(key, "expected percentiles: {\"p99\": limit_ms}");
+    for (const char* p : {"p50", "p90", "p95", "p99"}) {
+      if (!pct.Has(p)) continue;
+      PlanTarget tg;
+      FLEETSIM_RETURN_IF_ERROR(pct.Number(p, Bound::kPositive, &tg.limit));
+      tg.id = std::string(metric) + "_" + p;
+      tg.metric = tg.id + "_ms";
+      tg.is_max = true;
+      tg.label = std::string(label) + " " + p + " <= " + Fmt(tg.limit) + " ms";
+      targets->push_back(tg);
+    }
+  }
+  if (t.Has("attainment")) {
+    PlanTarget tg;
+    FLEETSIM_RETURN_IF_ERROR(t.Number("attainment", Bound::kPositive, &tg.limit));
+    if (tg.limit > 1) return t.Error("attainment", "expected a fraction in (0, 1]");
+    tg.id = tg.metric = "attainment";
+    tg.is_max = false;
+    tg.label = "SLO attainment >= " + Fmt(tg.limit);
+    targets->push_back(tg);
+  }
+  if (t.Has("max_reject_rate")) {
+    PlanTarget tg;
+    FLEETSIM_RETURN_IF_ERROR(t.Number("max_reject_rate", Bound::kNonNegative, &tg.limit));
+    if (tg.limit >= 1) return t.Error("max_reject_rate", "expected a fraction in [0, 1)");
+    tg.id = tg.metric = "reject_rate";
+    tg.is_max = true;
+    tg.label = "rejected, failed or unfinished <= " + Fmt(tg.limit);
+    targets->push_back(tg);
+  }
+  if (t.Has("budget_usd_per_hour")) {
+    double b = 0;
+    FLEETSIM_RETURN_IF_ERROR(t.Number("budget_usd_per_hour", Bound::kPositive, &b));
+    *budget = b;
+  }
+  if (targets->empty())
+    return Status::Invalid(file + ": targets: name at least one of ttft_ms, tpot_ms, itl_ms, e2e_ms, attainment, "
+                           "max_reject_rate");
+  return Status::Ok();
+}
+
+Status ParseLoad(const ObjectReader& top, PlanSpec* plan) {
+  plan->rate_scales = {0.5, 0.75, 1, 1.25, 1.5, 2};
+  if (!top.Has("load")) return Status::Ok();
+  ObjectReader l;
+  FLEETSIM_RETURN_IF_ERROR(top.Object("load", &l));
+  FLEETSIM_RETURN_IF_ERROR(l.CheckKeys({"rate_scales", "max_rate_scale", "trace_window_s"}));
+  if (l.Has("rate_scales")) {
+    const json& a = l.object()["rate_scales"];
+    if (!a.is_array() || a.empty() || a.size() > 64)
+      return l.Error("rate_scales", "expected an array of 1 to 64 positive numbers");
+    plan->rate_scales.clear();
+    for (const json& v : a) {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0 || v.get<double>() > 1000)
+        return l.Error("rate_scales", "expected positive numbers up to 1000, got " + v.dump());
+      plan->rate_scales.push_back(v.get<double>());
+    }
+  }
+  if (std::find(plan->rate_scales.begin(), plan->rate_scales.end(), 1.0) == plan->rate_scales.end())
+    plan->rate_scales.push_back(1.0);  // the stated load is always a curve point
+  std::sort(plan->rate_scales.begin(), plan->rate_scales.end());
+  plan->rate_scales.erase(std::unique(plan->rate_scales.begin(), plan->rate_scales.end()), plan->rate_scales.end());
+  if (l.Has("max_rate_scale")) {
+    FLEETSIM_RETURN_IF_ERROR(l.Number("max_rate_scale", Bound::kPositive, &plan->max_rate_scale));
+    if (plan->max_rate_scale < 1 || plan->max_rate_scale > 1000)
+      return l.Error("max_rate_scale", "expected a number in [1, 1000]");
+  }
+  if (l.Has("trace_window_s")) {
+    double w = 0;
+    FLEETSIM_RETURN_IF_ERROR(l.Number("trace_window_s", Bound::kPositive, &w));
+    if (w > 1e8) return l.Error("trace_window_s", "expected at most 1e8 seconds");
+    plan->trace_window_s = w;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParsePlan(const std::string& text, const std::string& file, PlanSpec* out) {
+  json doc;
+  FLEETSIM_RETURN_IF_ERROR(model_json::ParseDocument(text, file, &doc));
+  const ObjectReader top(doc, file, "");
+  FLEETSIM_RETURN_IF_ERROR(top.CheckKeys({"format", "version", "name", "description", "scenario", "dimensions",
+                                          "targets", "quotas", "load", "replications", "seed", "shortlist"}));
+  FLEETSIM_RETURN_IF_ERROR(top.FormatAndVersion("fleetsim-plan", 1));
+  PlanSpec plan;
+  plan.file = file;
+  plan.sha256 = Sha256Hex(text);
+  const std::string base_dir = std::filesystem::path(file).parent_path().string();
+  if (top.Has("name")) FLEETSIM_RETURN_IF_ERROR(top.String("name", &plan.name));
+  if (plan.name.empty()) plan.name = std::filesystem::path(file).stem().string();
+  if (top.Has("description")) FLEETSIM_RETURN_IF_ERROR(top.String("description", &plan.description));
+
+  // The scenario: a path (relative to the plan's folder) or inline.
+  auto sc = doc.find("scenario");
+  if (sc == doc.end()) return top.Error("scenario", "missing required key");
+  if (sc->is_string()) {
+    std::filesystem::path p = sc->get<std::string>();
+    if (p.empty()) return top.Error("scenario", "expected a scenario file path or an inline scenario object");
+    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+    plan.scenario_file = p.string();
+    FLEETSIM_RETURN_IF_ERROR(
+        ReadWholeFile(plan.scenario_file, "scenario", &plan.scenario_text).WithPrefix(file + ": scenario: "));
+    plan.scenario_base_dir = p.parent_path().string();
+  } else if (sc->is_object()) {
+    plan.scenario_text = sc->dump();
+    plan.scenario_file = file + ": scenario";
+    plan.scenario_base_dir = base_dir;
+  } else {
+    return top.Error("scenario", "expected a scenario file path or an inline scenario object");
+  }
+
+  auto dims = doc.find("dimensions");
+  if (dims == doc.end()) return top.Error("dimensions", "missing required key");
+  if (!dims->is_array()) return top.Error("dimensions", "expected an array");
+  int64_t families = 1;
+  std::set<std::string> keys;
+  for (size_t i = 0; i < dims->size(); ++i) {
+    PlanDimension d;
+    FLEETSIM_RETURN_IF_ERROR(ParseDimension((*dims)[i], file, "dimensions[" + std::to_string(i) + "]", &d));
+    for (const std::string& k : d.keys)
+      if (!keys.insert(k).second)
+        return Status::Invalid(file + ": " + d.path + ": key \"" + k + "\" is searched by an earlier dimension");
+    if (d.bisect) {
+      for (const PlanDimension& e : plan.dimensions)
+        if (e.bisect)
+          return Status::Invalid(file + ": " + d.path + ": only one dimension can be bisected (" + e.path + " is)");
+    } else {
+      families *= static_cast<int64_t>(d.values.size());
+      if (families > kMaxPlanFamilies)
+        return Status::Invalid(file + ": dimensions: more than " + std::to_string(kMaxPlanFamilies) +
+                               " combinations; search fewer values or bisect the replicas");
+    }
+    plan.dimensions.push_back(std::move(d));
+  }
+
+  FLEETSIM_RETURN_IF_ERROR(ParseTargets(top, file, &plan.targets, &plan.budget_usd_per_hour));
+  if (top.Has("quotas")) {
+    ObjectReader q;
+    FLEETSIM_RETURN_IF_ERROR(top.Object("quotas", &q));
+    for (auto it = q.object().begin(); it != q.object().end(); ++it) {
+      int64_t n = 0;
+      FLEETSIM_RETURN_IF_ERROR(q.Int64(it.key(), Bound::kNonNegative, int64_t{1} << 40, &n));
+      plan.quotas[it.key()] = n;
+    }
+  }
+  FLEETSIM_RETURN_IF_ERROR(ParseLoad(top, &plan));
+  if (top.Has("replications")) {
+    int64_t r = 0;
+    FLEETSIM_RETURN_IF_ERROR(top.Int64("replications", Bound::kPositive, kMaxPlanReplications, &r));
+    plan.replications = static_cast<int>(r);
+  }
+  if (top.Has("seed")) {
+    int64_t s = 0;
+    FLEETSIM_RETURN_IF_ERROR(
+        top.Int64("seed", Bound::kNonNegative, std::numeric_limits<int64_t>::max() - kMaxPlanReplications, &s));
+    plan.seed = static_cast<uint64_t>(s);
+  }
+  if (top.Has("shortlist")) {
+    int64_t n = 0;
+    FLEETSIM_RETURN_IF_ERROR(top.Int64("shortlist", Bound::kPositive, 100, &n));
+    plan.shortlist = static_cast<int>(n);
+  }
+  *out = std::move(plan);
+  return Status::Ok();
+}
+
+Status LoadPlanFile(const std::string& path, PlanSpec* out) {
+  std::string text;
+  FLEETSIM_RETURN_IF_ERROR(ReadWholeFile(path, "plan", &text));
+  return ParsePlan(text, path, out);
+}
+
+}  // namespace fleetsim
