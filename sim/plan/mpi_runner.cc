@@ -88,6 +88,11 @@ std::unique_ptr<BatchRunner> MakeMpiRunner(int threads, std::string* error) {
       *error = "MPI_Init_thread failed";
       return nullptr;
     }
+    if (provided < MPI_THREAD_FUNNELED) {
+      *error = "this MPI does not allow threads beside the one that calls it (MPI_THREAD_FUNNELED)";
+      MPI_Finalize();
+      return nullptr;
+    }
     g_started = true;
   }
   int rank = 0, size = 1;

@@ -39,7 +39,7 @@ void Headroom(JsonWriter& w, const PlanResult& r, const PlanFamily& f) {
   w.BeginObject();
   w.Key("rate_scale").Double(*f.headroom_scale);
   w.Key("rate_per_s");
-  Opt(w, r.base_rate_per_s ? *r.base_rate_per_s * *f.headroom_scale : std::nan(""));
+  Opt(w, f.base_rate_per_s ? *f.base_rate_per_s * *f.headroom_scale : std::nan(""));
   w.Key("capped").Bool(f.headroom_capped);
   w.EndObject();
 }
@@ -195,7 +195,7 @@ std::string PlanResultToJson(const PlanResult& r, const std::string& fleetsim_ve
       w.BeginObject();
       w.Key("rate_scale").Double(c.rate_scale);
       w.Key("rate_per_s");
-      Opt(w, r.base_rate_per_s ? *r.base_rate_per_s * c.rate_scale : std::nan(""));
+      Opt(w, f.base_rate_per_s ? *f.base_rate_per_s * c.rate_scale : std::nan(""));
       w.Key("replicas");
       if (c.replicas)
         w.Int(*c.replicas);
@@ -307,6 +307,7 @@ std::string PlanResultToJson(const PlanResult& r, const std::string& fleetsim_ve
     w.EndObject();
   }
   w.EndArray();
+  w.Key("frontier_cost").String(r.frontier_cost_is_usd ? "usd_per_hour" : "gpus");
   w.Key("frontier").BeginArray();
   for (int c : r.frontier) w.String(r.configs[c].id);
   w.EndArray();
@@ -358,15 +359,12 @@ std::string PlanCurvesCsv(const PlanResult& r) {
 }
 
 std::string PlanFrontierCsv(const PlanResult& r) {
-  std::vector<int> lat;
-  for (size_t t = 0; t < r.plan.targets.size(); ++t) {
-    const std::string& m = r.plan.targets[t].metric;
-    if (m.size() > 3 && m.compare(m.size() - 3, 3, "_ms") == 0) lat.push_back(static_cast<int>(t));
-  }
+  const std::vector<int> lat = FrontierMetrics(r.plan);
   TextBuffer b;
   b.Raw("config,family,label,replicas,gpus,usd_per_hour");
-  for (int t : lat) {
-    const std::string& id = r.plan.targets[t].id;
+  for (int m : lat) {
+    std::string id = PlanMetricName(m);
+    id.resize(id.size() - 3);  // "ttft_p99_ms" -> "ttft_p99", as the target ids
     b.Raw("," + id + "_mean," + id + "_half_width," + id + "_hi");
   }
   b.Raw(",meets_all\n");
@@ -387,8 +385,8 @@ std::string PlanFrontierCsv(const PlanResult& r) {
     b.Int(c.gpus);
     b.Char(',');
     if (c.usd_per_hour) b.Double(*c.usd_per_hour);
-    for (int t : lat) {
-      const Interval& iv = p->metrics[PlanMetricIndex(r.plan.targets[t].metric)];
+    for (int m : lat) {
+      const Interval& iv = p->metrics[m];
       for (double v : {iv.mean, iv.half_width, iv.hi}) {
         b.Char(',');
         CsvNum(b, v);

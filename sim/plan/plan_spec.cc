@@ -18,7 +18,21 @@ using model_json::Bound;
 using model_json::json;
 using model_json::ObjectReader;
 
-constexpr int64_t kMaxBisectRange = int64_t{1} << 20;  // replicas or any integer key: far beyond a fleet
+constexpr int64_t kMaxBisectReplicas = 100000;  // the scenario's own bound on a pool's replicas
+// A round holds at most families x replications simulations.
+constexpr int64_t kMaxRoundSimulations = 1000000;
+
+// "fleet.pools[3].replicas": the one key the planner bisects, since GPUs and
+// cost are affine in it and latency is monotone in it.
+bool IsReplicaKey(const std::string& k) {
+  const std::string head = "fleet.pools[", tail = "].replicas";
+  if (k.size() <= head.size() + tail.size() || k.compare(0, head.size(), head) != 0 ||
+      k.compare(k.size() - tail.size(), tail.size(), tail) != 0)
+    return false;
+  for (size_t i = head.size(); i < k.size() - tail.size(); ++i)
+    if (k[i] < '0' || k[i] > '9') return false;
+  return true;
+}
 
 std::string Fmt(double v) {
   char b[32];
@@ -54,9 +68,12 @@ Status ParseDimension(const json& d, const std::string& file, const std::string&
   if (r.Has("search")) FLEETSIM_RETURN_IF_ERROR(r.String("search", &search));
   if (search == "bisect") {
     if (dim.keys.size() != 1) return r.Error("keys", "a bisected dimension has one key");
+    if (!IsReplicaKey(dim.keys[0]))
+      return r.Error(r.Has("key") ? "key" : "keys",
+                     "only a pool's replica count (fleet.pools[i].replicas) is bisected; give other keys values");
     if (r.Has("values")) return r.Error("values", "a bisected dimension takes min and max, not values");
-    FLEETSIM_RETURN_IF_ERROR(r.Int64("min", Bound::kPositive, kMaxBisectRange, &dim.min));
-    FLEETSIM_RETURN_IF_ERROR(r.Int64("max", Bound::kPositive, kMaxBisectRange, &dim.max));
+    FLEETSIM_RETURN_IF_ERROR(r.Int64("min", Bound::kPositive, kMaxBisectReplicas, &dim.min));
+    FLEETSIM_RETURN_IF_ERROR(r.Int64("max", Bound::kPositive, kMaxBisectReplicas, &dim.max));
     if (dim.max < dim.min) return r.Error("max", "is below min " + std::to_string(dim.min));
     dim.bisect = true;
   } else if (search == "exhaustive") {
@@ -154,8 +171,8 @@ Status ParseLoad(const ObjectReader& top, PlanSpec* plan) {
       return l.Error("rate_scales", "expected an array of 1 to 64 positive numbers");
     plan->rate_scales.clear();
     for (const json& v : a) {
-      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0 || v.get<double>() > 1000)
-        return l.Error("rate_scales", "expected positive numbers up to 1000, got " + v.dump());
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0.001 || v.get<double>() > 1000)
+        return l.Error("rate_scales", "expected numbers in [0.001, 1000], got " + v.dump());
       plan->rate_scales.push_back(v.get<double>());
     }
   }
@@ -259,6 +276,10 @@ Status ParsePlan(const std::string& text, const std::string& file, PlanSpec* out
         top.Int64("seed", Bound::kNonNegative, std::numeric_limits<int64_t>::max() - kMaxPlanReplications, &s));
     plan.seed = static_cast<uint64_t>(s);
   }
+  if (families * plan.replications > kMaxRoundSimulations)
+    return Status::Invalid(file + ": replications: " + std::to_string(families) + " configurations x " +
+                           std::to_string(plan.replications) + " replications is more than " +
+                           std::to_string(kMaxRoundSimulations) + " simulations in one round; search fewer values");
   if (top.Has("shortlist")) {
     int64_t n = 0;
     FLEETSIM_RETURN_IF_ERROR(top.Int64("shortlist", Bound::kPositive, 100, &n));

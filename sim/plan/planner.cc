@@ -139,6 +139,15 @@ struct FamilyTraffic {
 }  // namespace
 
 const char* PlanMetricName(int i) { return kMetricNames[i]; }
+
+std::vector<int> FrontierMetrics(const PlanSpec& plan) {
+  std::vector<int> lat;
+  for (const PlanTarget& t : plan.targets)
+    if (t.is_max && t.metric.size() > 3 && t.metric.compare(t.metric.size() - 3, 3, "_ms") == 0)
+      lat.push_back(PlanMetricIndex(t.metric));
+  if (lat.empty()) lat = {PlanMetricIndex("ttft_p99_ms"), PlanMetricIndex("tpot_p99_ms")};
+  return lat;
+}
 int PlanMetricIndex(const std::string& name) {
   for (int i = 0; i < kNumPlanMetrics; ++i)
     if (name == kMetricNames[i]) return i;
@@ -351,7 +360,9 @@ struct Planner::Impl {
         rd.start_s = b.start_s + w * *plan.trace_window_s;
         rd.end_s = std::min(b.end_s, rd.start_s + *plan.trace_window_s);
       }
-      if (std::isfinite(limit_s)) rd.end_s = std::min(rd.end_s, rd.start_s + limit_s * b.rate_scale * max_scale);
+      // Closed-loop clients take requests at their own pace: no cut by time.
+      if (std::isfinite(limit_s) && !b.closed_loop)
+        rd.end_s = std::min(rd.end_s, rd.start_s + limit_s * b.rate_scale * max_scale);
       std::unique_ptr<RequestSource> src;
       FLEETSIM_RETURN_IF_ERROR(
           MakeRequestSource(rd, Rng::ForStream(plan.seed, 0, "traffic"), &src).WithPrefix(spec.file + ": "));
@@ -372,7 +383,10 @@ struct Planner::Impl {
           if (TimeToSeconds(q.arrival) / b.rate_scale < limit_s) ++in_limit;
         in_limit = std::min<int64_t>(in_limit, b.max_requests);
         double span = std::isfinite(limit_s) ? std::min(limit_s, last) : last;
-        if (plan.trace_window_s) {
+        if (in_limit >= b.max_requests) {
+          // Cut by count: the span is where the last counted request arrives.
+          span = TimeToSeconds((*list)[static_cast<size_t>(in_limit - 1)].arrival) / b.rate_scale;
+        } else if (plan.trace_window_s) {
           const double window = *plan.trace_window_s / b.rate_scale;
           span = std::isfinite(limit_s) ? std::min(limit_s, window) : window;
         }
@@ -381,7 +395,7 @@ struct Planner::Impl {
       }
       t.lists.push_back(std::move(list));
     }
-    if (rate_span > 0 && rate_requests > 1) t.base_rate_per_s = rate_requests / rate_span;
+    if (rate_span > 0 && rate_requests > 1 && !b.closed_loop) t.base_rate_per_s = rate_requests / rate_span;
     std::snprintf(buf, sizeof buf, "trace %s at rate_scale %.6g at scale 1%s", b.path.c_str(), b.rate_scale,
                   plan.trace_window_s ? "; replication r replays its own window of the trace" : "");
     t.description = buf;
@@ -457,7 +471,8 @@ struct Planner::Impl {
     progress.sims_done += progress.sims_round;
     progress.sims_round = progress.sims_round_done = 0;
     out->simulations += static_cast<int64_t>(specs.size());
-    if (options.stop && *options.stop) return Status::Invalid("stopped");
+    // A stop on any rank stops every rank, before the next round.
+    if (!runner->AllAgree(!(options.stop && *options.stop))) return Status::Invalid("stopped");
     for (size_t i = 0; i < outs.size(); ++i)
       if (!outs[i].error.empty())
         return Status::Invalid(FamilyError(out->configs[todo[i / R].first].family, outs[i].error));
@@ -526,6 +541,7 @@ struct Planner::Impl {
       return Status::Ok();
     }
     FLEETSIM_RETURN_IF_ERROR(PrepareTraffic(f, *out->configs[a].run));
+    fam.base_rate_per_s = traffic.at(family_traffic_key[f]).base_rate_per_s;
     if (hi != lo) {
       FLEETSIM_RETURN_IF_ERROR(Config(f, hi, &b, &infeasible));
       if (b < 0) {
@@ -620,7 +636,11 @@ struct Planner::Impl {
     PlanResult& r = *out;
     progress.families = static_cast<int64_t>(r.families.size());
     Report("building configurations");
-    for (size_t f = 0; f < r.families.size(); ++f) FLEETSIM_RETURN_IF_ERROR(BoundRange(static_cast<int>(f)));
+    Status built;
+    for (size_t f = 0; f < r.families.size() && built.ok(); ++f) built = BoundRange(static_cast<int>(f));
+    // Every rank reads the same files; should one fail alone, all stop.
+    if (!runner->AllAgree(built.ok()))
+      return built.ok() ? Status::Invalid(plan.file + ": another MPI rank could not build the configurations") : built;
     bool any = false;
     int64_t expected = 0, widest = 0;
     for (const PlanFamily& f : r.families) {
@@ -834,16 +854,16 @@ struct Planner::Impl {
     }
 
     // The Pareto frontier at the stated load: cost against each latency target.
-    std::vector<int> lat;
-    for (const PlanTarget& t : plan.targets)
-      if (t.is_max && t.metric.size() > 3 && t.metric.compare(t.metric.size() - 3, 3, "_ms") == 0)
-        lat.push_back(PlanMetricIndex(t.metric));
-    if (lat.empty()) lat = {PlanMetricIndex("ttft_p99_ms"), PlanMetricIndex("tpot_p99_ms")};
+    const std::vector<int> lat = FrontierMetrics(plan);
+    // Cost in one unit: $/hour, or GPUs when some configuration has no price.
+    bool all_priced = true;
+    for (const PlanPoint& p : r.points) all_priced = all_priced && r.configs[p.config].usd_per_hour.has_value();
+    r.frontier_cost_is_usd = all_priced;
     std::vector<std::pair<int, std::vector<double>>> cand;  // config, objectives
     for (const PlanPoint& p : r.points) {
       if (p.rate_scale != 1.0) continue;
       const PlanConfig& c = r.configs[p.config];
-      std::vector<double> o = {c.usd_per_hour ? *c.usd_per_hour : static_cast<double>(c.gpus)};
+      std::vector<double> o = {all_priced ? *c.usd_per_hour : static_cast<double>(c.gpus)};
       bool finite = true;
       for (int m : lat) {
         o.push_back(p.metrics[m].mean);
@@ -885,6 +905,9 @@ struct Planner::Impl {
     r.assumptions.push_back("Replication r runs with seed " + std::to_string(plan.seed) +
                             " + r; in a replication every configuration sees the same traffic (common random "
                             "numbers), so differences between configurations are not noise in the traffic.");
+    r.assumptions.push_back(std::string("chosen/ is the recommended configuration run once more at the stated load ") +
+                            "as replication 0 (seed " + std::to_string(plan.seed) + ")" +
+                            (plan.trace_window_s ? ", replaying the first window of the trace" : "") + ".");
     if (!r.traffic_replicated)
       r.assumptions.push_back(
           "The traffic is a trace replayed whole in every replication: the intervals cover only the service's "
@@ -913,8 +936,15 @@ Status Planner::Run(const PlanOptions& options) {
     FLEETSIM_RETURN_IF_ERROR(ParseScenario(result_.plan.scenario_text, result_.plan.scenario_file,
                                            result_.plan.scenario_base_dir, &base));
     result_.scenario_name = !base.name.empty() ? base.name : result_.plan.scenario_file;
+    bool slo_searched = false;
+    for (const PlanDimension& d : result_.plan.dimensions)
+      for (const std::string& k : d.keys) slo_searched = slo_searched || k.rfind("slo", 0) == 0;
+    for (const auto& [gpu, quota] : result_.plan.quotas)
+      if (!impl_->catalog.FindGpu(gpu))
+        return Status::Invalid(result_.plan.file + ": quotas." + gpu + ": unknown GPU \"" + gpu +
+                               "\" (fleetsim list shows the catalogue's)");
     for (const PlanTarget& t : result_.plan.targets)
-      if (t.id == "attainment" && !base.ttft_slo_ms && !base.tpot_slo_ms)
+      if (t.id == "attainment" && !base.ttft_slo_ms && !base.tpot_slo_ms && !slo_searched)
         return Status::Invalid(result_.plan.file +
                                ": targets.attainment: the scenario has no slo section (slo.ttft_ms, slo.tpot_ms) "
                                "to measure attainment against");

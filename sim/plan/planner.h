@@ -33,6 +33,9 @@ namespace fleetsim {
 // The metrics a point keeps, in SimOutcome order.
 const char* PlanMetricName(int i);
 int PlanMetricIndex(const std::string& name);  // -1 if unknown
+// The latency metrics the Pareto frontier weighs against cost: those of the
+// plan's latency targets, else TTFT and TPOT p99.
+std::vector<int> FrontierMetrics(const PlanSpec& plan);
 
 struct PlanLaunch {
   std::string engine;   // "vllm" or "sglang"
@@ -91,6 +94,7 @@ struct PlanFamily {
     int config = -1;                  // that config; -1: none within the range
   };
   std::vector<CostPoint> cost_curve;
+  std::optional<double> base_rate_per_s;  // this family's traffic at scale 1
 };
 
 struct PlanResult {
@@ -104,6 +108,7 @@ struct PlanResult {
   std::vector<PlanPoint> points;      // sorted by config, then rate scale
   std::vector<int> recommendations;   // family ids, best first
   std::vector<int> frontier;          // config indices, cheapest first
+  bool frontier_cost_is_usd = true;   // false: some configuration has no price, so GPUs
   int chosen = -1;                    // config index
   std::vector<std::string> assumptions;
   std::vector<std::pair<int, std::string>> monotonicity;  // family, what was seen

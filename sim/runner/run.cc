@@ -701,7 +701,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   for (size_t i = 0; i < perf.size(); ++i) {
     for (const auto& [kind, src] : perf[i]->Sources()) {
       auto it = std::find_if(facts.perf_sources.begin(), facts.perf_sources.end(),
-                             [&](const auto& e) { return e.first == kind; });
+                             [&k = kind](const auto& e) { return e.first == k; });
       if (it == facts.perf_sources.end()) {
         facts.perf_sources.emplace_back(kind, src);
       } else if (it->second.find(src) == std::string::npos) {

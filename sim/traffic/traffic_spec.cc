@@ -89,8 +89,13 @@ class ListSource final : public RequestSource {
                                 " arrives before the one ahead of it or has no tokens");
       return false;
     }
-    const SimTime arrival =
-        rate_scale_ == 1.0 ? r.arrival : static_cast<SimTime>(std::llround(static_cast<double>(r.arrival) / rate_scale_));
+    const double scaled = static_cast<double>(r.arrival) / rate_scale_;
+    if (rate_scale_ != 1.0 && !(scaled < 9.2e18)) {
+      status_ = Status::Invalid("traffic: request " + std::to_string(next_) + " arrives beyond 292 years once its "
+                                "arrival is divided by rate_scale " + std::to_string(rate_scale_));
+      return false;
+    }
+    const SimTime arrival = rate_scale_ == 1.0 ? r.arrival : static_cast<SimTime>(std::llround(scaled));
     if (arrival >= max_arrival_) return false;
     last_in_ = r.arrival;
     *out = r;

@@ -218,15 +218,18 @@ std::vector<BadPlan> BadPlans() {
        {"dimensions[2].values", "bisect"}},
       {"two_bisect",
        [](json& j) {
-         j["dimensions"].push_back({{"key", "fleet.pools[0].max_num_seqs"}, {"search", "bisect"}, {"min", 1}, {"max", 4}});
+         j["dimensions"].push_back({{"key", "fleet.pools[1].replicas"}, {"search", "bisect"}, {"min", 1}, {"max", 4}});
        },
        {"dimensions[3]", "only one dimension can be bisected", "dimensions[2]"}},
       {"duplicate_key_across_dimensions",
        [](json& j) { j["dimensions"].push_back({{"key", "fleet.pools[0].scheduler"}, {"values", {"vllm"}}}); },
        {"dimensions[3]", "fleet.pools[0].scheduler", "earlier dimension"}},
-      {"duplicate_key_bisected",
+      {"bisected_key_not_replicas",
        [](json& j) { j["dimensions"][2]["key"] = "fleet.pools[0].tp"; },
-       {"dimensions[2]", "fleet.pools[0].tp", "earlier dimension"}},
+       {"dimensions[2].key", "only a pool's replica count"}},
+      {"bisect_max_beyond_scenario_bound",
+       [](json& j) { j["dimensions"][2]["max"] = 100001; },
+       {"dimensions[2].max"}},
       {"arity_short",
        [](json& j) { j["dimensions"][1]["values"].push_back({4}); },
        {"dimensions[1].values[2]", "2 values"}},
