@@ -120,6 +120,7 @@ void Replica::OnBatchDone(uint64_t batch_id) {
   ++iterations_;
   const SimTime end = sim_.now();
   busy_accum_ += end - std::max(batch_.start, last_take_);
+  if (end > options_.busy_from) busy_total_ += end - std::max(batch_.start, options_.busy_from);
   observer_.OnIteration(options_.index, batch_.start, end, batch_.shape);
   state_.Complete(
       batch_, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },

@@ -44,6 +44,8 @@ struct ReplicaOptions {
   SimTime server_request = 0;
   double server_prompt_token_ns = 0;
   SimTime server_output_token = 0;
+  // Busy time (busy_time()) is counted from here: the measurement window.
+  SimTime busy_from = 0;
 };
 
 class Replica {
@@ -73,6 +75,8 @@ class Replica {
   // up to `now`; for per-second busy fractions.
   SimTime TakeBusyTime(SimTime now);
   uint64_t iterations() const { return iterations_; }
+  // Time spent in iterations that ended, from options().busy_from on.
+  SimTime busy_time() const { return busy_total_; }
 
   // End of run: reports every request still held as unfinished.
   void ReportUnfinished(SimTime end, std::string_view reason);
@@ -106,6 +110,7 @@ class Replica {
   // counted from that call.
   SimTime busy_accum_ = 0;
   SimTime last_take_ = 0;
+  SimTime busy_total_ = 0;
 };
 
 }  // namespace fleetsim

@@ -7,7 +7,7 @@
 
 #include "base/status.h"
 #include "sim/cluster/registry.h"
-#include "sim/cluster/replica.h"
+#include "sim/cluster/cluster.h"
 #include "sim/engine/rng.h"
 #include "sim/traffic/request.h"
 
@@ -16,9 +16,10 @@ namespace fleetsim {
 class Router {
  public:
   virtual ~Router() = default;
-  // Returns an index into `candidates` (the replicas serving the request's
-  // model, in cluster order). REQUIRES: !candidates.empty().
-  virtual size_t Route(const Request& req, std::span<Replica* const> candidates) = 0;
+  // Returns an index into `candidates` (the ready replicas serving the
+  // request's model, in cluster order), seen as the cluster shows them.
+  // REQUIRES: !candidates.empty().
+  virtual size_t Route(const Request& req, std::span<const ReplicaView* const> candidates) = 0;
 };
 
 // A router gets its own random stream (Simulation::Stream("router")).

@@ -7,7 +7,7 @@ namespace {
 // Cycles through the candidates with one counter.
 class RoundRobinRouter final : public Router {
  public:
-  size_t Route(const Request&, std::span<Replica* const> candidates) override {
+  size_t Route(const Request&, std::span<const ReplicaView* const> candidates) override {
     return next_++ % candidates.size();
   }
 
@@ -19,7 +19,7 @@ class RoundRobinRouter final : public Router {
 // the choice is deterministic.
 class LeastOutstandingRouter final : public Router {
  public:
-  size_t Route(const Request&, std::span<Replica* const> candidates) override {
+  size_t Route(const Request&, std::span<const ReplicaView* const> candidates) override {
     size_t best = 0;
     int64_t best_load = candidates[0]->outstanding();
     for (size_t i = 1; i < candidates.size(); ++i) {

@@ -355,13 +355,17 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
       s.warnings.push_back("no price for pool \"" + p.name + "\": cost omitted");
     }
   }
+  if (facts.gpu_ns) s.gpu_hours = static_cast<double>(*facts.gpu_ns / 3.6e12L);
   s.gpu_hours = Round6(s.gpu_hours);
   if (priced && !std::isfinite(usd_per_hour)) {
     priced = false;
     s.warnings.push_back("cost undefined (null): the fleet's price per hour overflows");
   }
   if (priced) {
-    const double usd = usd_per_hour * s.window_s / 3600.0;
+    // The integral of each replica's GPU time x its price, when the cluster
+    // kept it; else the fleet's rate over the window.
+    const double usd = facts.gpu_ns && facts.usd_gpu_ns ? static_cast<double>(*facts.usd_gpu_ns / 3.6e12L)
+                                                        : usd_per_hour * s.window_s / 3600.0;
     s.usd_per_hour = Round6(usd_per_hour);
     s.total_usd = Round6(usd);
     if (out_tokens_ > 0) s.usd_per_million_output_tokens = Round6(usd / static_cast<double>(out_tokens_) * 1e6);

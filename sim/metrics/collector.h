@@ -77,6 +77,11 @@ struct RunFacts {
   int64_t prefix_hit_tokens = 0;       // prompt tokens served from the cache
   int64_t prefix_prompt_tokens = 0;    // prompt tokens admitted (first admissions)
   int64_t prefix_evicted_blocks = 0;
+  // GPU time integrated over the replicas' lifetimes in the window
+  // (Cluster::UsageUntil): GPU-nanoseconds, and GPU-nanoseconds x $/GPU-hour
+  // (unset: some replica that ran has no price). Unset: pools x window.
+  std::optional<long double> gpu_ns;
+  std::optional<long double> usd_gpu_ns;
 };
 
 // Figures in ms; all unset when count is 0 (undefined, written as null).

@@ -16,6 +16,7 @@
 #include "model/hf_config.h"
 #include "model/profile.h"
 #include "model/profile_perf_model.h"
+#include "sim/cluster/cluster.h"
 #include "sim/cluster/replica.h"
 #include "sim/engine/simulation.h"
 #include "sim/traffic/traffic_spec.h"
@@ -463,13 +464,13 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
 
   // The fleet.
   const std::vector<std::unique_ptr<PerfModel>>& perf = perf_;
-  std::vector<std::unique_ptr<Replica>> replicas;
-  std::map<std::string, std::vector<Replica*>, std::less<>> by_model;
+  const std::string default_model = !spec_.model.empty() ? spec_.model : pools_.front().model->name;
+  Cluster cluster(sim, observer, default_model, mo.warmup);
   for (size_t pi = 0; pi < pools_.size(); ++pi) {
     const PoolPlan& p = pools_[pi];
     for (int r = 0; r < p.spec->replicas; ++r) {
       ReplicaOptions ro;
-      ro.index = static_cast<int>(replicas.size());
+      ro.index = cluster.size();
       ro.pool = static_cast<int>(pi);
       ro.model = p.model->name;
       ro.max_model_len = static_cast<int>(p.max_model_len);
@@ -483,31 +484,17 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       ro.server_request = std::llround(p.engine.server_request_us * 1e3);
       ro.server_prompt_token_ns = p.engine.server_prompt_token_us * 1e3;
       ro.server_output_token = std::llround(p.engine.server_output_token_us * 1e3);
+      ro.busy_from = mo.warmup;
       std::unique_ptr<BatchScheduler> sched;
       FLEETSIM_RETURN_IF_ERROR(p.scheduler->factory(p.limits, p.spec->scheduler_options, &sched)
                                    .WithPrefix(spec_.file + ": " + p.spec->path + "."));
-      replicas.push_back(std::make_unique<Replica>(sim, ro, std::move(sched), *perf[pi], observer));
-      by_model[p.model->name].push_back(replicas.back().get());
+      cluster.Add(std::make_unique<Replica>(sim, ro, std::move(sched), *perf[pi], observer), p.shard.gpus(),
+                  p.usd_per_gpu_hour);
     }
   }
-  const std::string default_model = !spec_.model.empty() ? spec_.model : pools_.front().model->name;
-  std::unique_ptr<Router> router = router_->factory(sim.Stream("router"));
-
-  // A request reaches the router: to a replica of its model, or rejected.
-  std::vector<int64_t> arrivals_in_interval(replicas.size(), 0);
-  auto route = [&](Request&& req) {
-    const std::string& model = req.model.empty() ? default_model : req.model;
-    auto it = by_model.find(model);
-    if (it == by_model.end()) {
-      observer.OnArrival(req, -1);
-      observer.OnFinished(UnservedRecord(req, -1, sim.now(), RequestStatus::kRejected, "unknown_model"));
-    } else {
-      const std::vector<Replica*>& cands = it->second;
-      Replica* target = cands[router->Route(req, cands)];
-      arrivals_in_interval[target->options().index]++;
-      target->Submit(std::move(req));
-    }
-  };
+  cluster.SetRouter(router_->factory(sim.Stream("router")));
+  // A request reaches the router: to a ready replica of its model, or rejected.
+  auto route = [&](Request&& req) { cluster.Route(std::move(req)); };
 
   Request next;
   Status source_status = source->status();
@@ -577,7 +564,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
 
   // Samples for timeseries.csv: every `interval`, coarsened so the file
   // stays within options.timeseries_max_rows; idle stretches are skipped.
-  const int64_t nrep = static_cast<int64_t>(replicas.size());
+  const int64_t nrep = cluster.size();
   SimTime interval = options.timeseries_interval > 0 ? options.timeseries_interval : kSecond;
   if (const SimTime span = EstimatedSpan(spec_); span > 0) {
     // Aim at a quarter of the budget, leaving room for the drain.
@@ -588,27 +575,23 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   int64_t rows = 0, rows_at_interval_start = 0;
   SimTime last_sample = 0;
   auto sample_all = [&](SimTime t) {
-    for (auto& r : replicas) {
+    for (int i = 0; i < cluster.size(); ++i) {
+      Replica& r = cluster.replica(i);
       ReplicaSample s;
       s.t = t;
       s.interval = t - last_sample;
-      s.replica = r->options().index;
-      s.arrivals = arrivals_in_interval[s.replica];
-      s.waiting = r->waiting();
-      s.running = r->state().num_running();
-      s.kv_utilization = r->state().kv().utilization();
-      s.busy = r->TakeBusyTime(t);
+      s.replica = i;
+      s.arrivals = cluster.TakeArrivals(i);
+      s.waiting = r.waiting();
+      s.running = r.state().num_running();
+      s.kv_utilization = r.state().kv().utilization();
+      s.busy = r.TakeBusyTime(t);
       metrics->OnSample(s);
-      arrivals_in_interval[s.replica] = 0;
     }
     rows += nrep;
     last_sample = t;
   };
-  auto fleet_idle = [&] {
-    for (auto& r : replicas)
-      if (r->outstanding() > 0 || r->busy()) return false;
-    return true;
-  };
+  auto fleet_idle = [&] { return cluster.Idle(); };
   std::function<void()> sampler = [&] {
     if (sim.pending() == 0 && !have) return;  // only the sampler was left: the run is over
     sample_all(sim.now());
@@ -677,9 +660,14 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       hit_duration ? until : std::max<SimTime>({metrics->last_finish(), metrics->last_arrival(), 0});
   if (end > last_sample) sample_all(end);
   closing = true;
-  for (auto& r : replicas) r->ReportUnfinished(end, "run_ended");
+  cluster.ReportUnfinished(end, "run_ended");
 
   facts.end = end;
+  {
+    const Cluster::Usage u = cluster.UsageUntil(end);
+    facts.gpu_ns = static_cast<long double>(u.gpu_ns);
+    if (u.usd_gpu_ns) facts.usd_gpu_ns = *u.usd_gpu_ns;
+  }
   facts.events = sim.events_processed();
   facts.hit_duration = hit_duration;
   for (const PoolPlan& p : pools_) {
@@ -709,8 +697,8 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       }
     }
   }
-  for (auto& r : replicas) {
-    const ReplicaState& st = r->state();
+  for (int i = 0; i < cluster.size(); ++i) {
+    const ReplicaState& st = cluster.replica(i).state();
     facts.preemptions += st.preemptions();
     if (!st.prefix_caching()) continue;
     facts.prefix_caching = true;
