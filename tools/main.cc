@@ -227,12 +227,18 @@ struct OutputChoices {
 
 // Runs `run` with its outputs in `dir` (a folder being written, not yet in
 // place). Fills `report`.
-Status RunInto(ScenarioRun& run, const std::string& dir, uint64_t seed, const OutputChoices& choices,
-               const std::function<void(const Progress&)>& progress, RunReport* report) {
+// The files every run folder holds (fleetsim run, a plan's chosen/).
+MetricsOptions RunFolderFiles(const std::string& dir) {
   MetricsOptions mo;
   mo.requests_csv = dir + "/requests.csv";
   mo.timeseries_csv = dir + "/timeseries.csv";
   mo.itl_csv = dir + "/itl.csv";
+  return mo;
+}
+
+Status RunInto(ScenarioRun& run, const std::string& dir, uint64_t seed, const OutputChoices& choices,
+               const std::function<void(const Progress&)>& progress, RunReport* report) {
+  MetricsOptions mo = RunFolderFiles(dir);
   if (choices.trace) {
     mo.trace_json = dir + "/trace.json";
     mo.trace_requests = choices.trace_requests;
@@ -1028,11 +1034,7 @@ std::string FormatDuration(double s) {
 
 Status WriteChosen(Planner& planner, const std::string& dir, RunReport* report) {
   FLEETSIM_RETURN_IF_ERROR(MakeOutputDir(dir));
-  MetricsOptions mo;
-  mo.requests_csv = dir + "/requests.csv";
-  mo.timeseries_csv = dir + "/timeseries.csv";
-  mo.itl_csv = dir + "/itl.csv";
-  FLEETSIM_RETURN_IF_ERROR(planner.RunChosen(mo, report));
+  FLEETSIM_RETURN_IF_ERROR(planner.RunChosen(RunFolderFiles(dir), report));
   FLEETSIM_RETURN_IF_ERROR(WriteFile(dir + "/summary.json", SummaryToJson(report->summary)));
   ReportFiles files;
   FLEETSIM_RETURN_IF_ERROR(RenderReport(dir, &files));

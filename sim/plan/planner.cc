@@ -952,12 +952,14 @@ Status Planner::Run(const PlanOptions& options) {
                                    base.traffic.format != TraceFormat::kServeGen && !result_.plan.trace_window_s);
   }
   FLEETSIM_RETURN_IF_ERROR(m.Search());
-  if (!m.traffic.empty()) {
-    const FamilyTraffic& t = m.traffic.at(m.family_traffic_key[0].empty() || !m.traffic.count(m.family_traffic_key[0])
-                                              ? m.traffic.begin()->first
-                                              : m.family_traffic_key[0]);
-    result_.base_rate_per_s = t.base_rate_per_s;
-    result_.load_description = t.description;
+  // The load as the first family that was built sees it (families differ
+  // only when a traffic key is searched; each family keeps its own rate).
+  for (const std::string& key : m.family_traffic_key) {
+    auto it = m.traffic.find(key);
+    if (it == m.traffic.end()) continue;
+    result_.base_rate_per_s = it->second.base_rate_per_s;
+    result_.load_description = it->second.description;
+    break;
   }
   m.Finish();
   return Status::Ok();

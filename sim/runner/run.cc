@@ -591,7 +591,6 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     rows += nrep;
     last_sample = t;
   };
-  auto fleet_idle = [&] { return cluster.Idle(); };
   std::function<void()> sampler = [&] {
     if (sim.pending() == 0 && !have) return;  // only the sampler was left: the run is over
     sample_all(sim.now());
@@ -615,7 +614,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     }
     SimTime next = sim.now() + interval;
     const SimTime next_event = sim.next_time();
-    if (fleet_idle() && next_event > next) next = sim.now() + (next_event - sim.now() + interval - 1) / interval * interval;
+    if (cluster.Idle() && next_event > next) next = sim.now() + (next_event - sim.now() + interval - 1) / interval * interval;
     sim.At(next, sampler);
   };
   sim.At(interval, sampler);
@@ -653,7 +652,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   }
   // Work left (arrivals to come, requests held) means duration_s cut the run;
   // a pending sampler tick alone does not.
-  const bool hit_duration = have || sends_pending > 0 || !fleet_idle();
+  const bool hit_duration = have || sends_pending > 0 || !cluster.Idle();
   // The run ends at the last request to leave (its exact time, not a
   // sampling tick), or at duration_s with work left.
   const SimTime end =
