@@ -57,6 +57,8 @@ class BatchScheduler {
   // Fills `batch` (initially empty) for an iteration starting at `now`. May
   // leave it empty when nothing can run.
   virtual void Schedule(ReplicaState& state, SimTime now, Batch* batch) = 0;
+  // The engine restarted: forget what was learnt from earlier batches.
+  virtual void Reset() {}
 };
 
 // Errors name the offending option ("chunk_size: expected ...").

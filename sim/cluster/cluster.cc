@@ -1,6 +1,7 @@
 #include "sim/cluster/cluster.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/cluster/router.h"
 
@@ -20,7 +21,11 @@ const char* ReplicaPhaseName(ReplicaPhase phase) {
 }
 
 Cluster::Cluster(Simulation& sim, RunObserver& observer, std::string default_model, SimTime measure_from)
-    : sim_(sim), observer_(observer), default_model_(std::move(default_model)), measure_from_(measure_from) {}
+    : sim_(sim),
+      observer_(observer),
+      default_model_(std::move(default_model)),
+      measure_from_(measure_from),
+      retry_rng_(sim.Stream("retry")) {}
 
 Cluster::~Cluster() = default;
 
@@ -29,21 +34,53 @@ void Cluster::SetRouter(std::unique_ptr<Router> router) { router_ = std::move(ro
 void Cluster::Add(std::unique_ptr<Replica> replica, int gpus, std::optional<double> usd_per_gpu_hour,
                   ReplicaPhase phase) {
   FLEETSIM_CHECK(replica->options().index == size());
-  Member m{std::move(replica), ReplicaView(nullptr), gpus, usd_per_gpu_hour, {}, 0};
+  Member m;
+  m.replica = std::move(replica);
   m.view = ReplicaView(m.replica.get());
+  m.gpus = gpus;
+  m.usd_per_gpu_hour = usd_per_gpu_hour;
   m.view.phase_ = phase;
   m.history.emplace_back(sim_.now(), phase);
+  m.ready_since = sim_.now();
+  m.replica->SetRetriedEnd([this] { RetriedEnded(); });
+  const int pool = m.replica->options().pool;
+  if (static_cast<int>(serving_.size()) <= pool) {
+    serving_.resize(pool + 1, 0);
+    required_.resize(pool + 1, 0);
+  }
+  if (Serving(m)) serving_[pool]++;
   models_[m.replica->options().model]++;
   replicas_.push_back(std::move(m));
   RebuildReady();
 }
 
-void Cluster::SetPhase(int i, ReplicaPhase phase) {
+void Cluster::SetPhase(int i, ReplicaPhase phase) { Transition(i, phase); }
+
+void Cluster::Transition(int i, ReplicaPhase phase) {
   Member& m = replicas_[i];
   if (m.view.phase_ == phase) return;
+  const bool was = Serving(m);
   m.view.phase_ = phase;
   m.history.emplace_back(sim_.now(), phase);
+  const bool is = Serving(m);
+  if (was != is) {
+    AccrueCapacity();
+    const int pool = m.replica->options().pool;
+    const bool short_before = serving_[pool] < required_[pool];
+    serving_[pool] += is ? 1 : -1;
+    const bool short_after = serving_[pool] < required_[pool];
+    short_pools_ += static_cast<int>(short_after) - static_cast<int>(short_before);
+  }
+  if (reliable_ && phase != ReplicaPhase::kReady)
+    observer_.OnReplicaEvent(i, sim_.now(), ReplicaPhaseName(phase));
   RebuildReady();
+}
+
+void Cluster::AccrueCapacity() {
+  const SimTime now = sim_.now();
+  const SimTime from = std::max(capacity_at_, measure_from_);
+  if (now > from && short_pools_ == 0) capacity_ok_ns_ += now - from;
+  capacity_at_ = std::max(capacity_at_, now);
 }
 
 void Cluster::RebuildReady() {
@@ -51,22 +88,130 @@ void Cluster::RebuildReady() {
   // rebuilt after every Add, so the pointers are always current.
   ready_.clear();
   for (const Member& m : replicas_)
-    if (m.view.phase_ == ReplicaPhase::kReady) ready_[m.replica->options().model].push_back(&m.view);
+    if (Routable(m)) ready_[m.replica->options().model].push_back(&m.view);
 }
+
+const char* Cluster::StateName(int i) const {
+  const Member& m = replicas_[i];
+  if (m.down && m.view.phase_ == ReplicaPhase::kReady) return "failed";
+  if (m.ejected) return "ejected";
+  return ReplicaPhaseName(m.view.phase_);
+}
+
+void Cluster::Place(int i, const Placement& placement) {
+  replicas_[i].placement = placement;
+  for (int node : placement.nodes) {
+    if (static_cast<int>(node_replicas_.size()) <= node) node_replicas_.resize(node + 1);
+    node_replicas_[node].push_back(i);
+  }
+}
+
+void Cluster::SetNodes(std::vector<int> rack_of, std::vector<int> zone_of, std::vector<std::string> zones) {
+  zones_ = std::move(zones);
+  node_replicas_.resize(rack_of.size());
+  rack_nodes_.clear();
+  zone_nodes_.assign(zones_.size(), {});
+  for (size_t n = 0; n < rack_of.size(); ++n) {
+    if (static_cast<int>(rack_nodes_.size()) <= rack_of[n]) rack_nodes_.resize(rack_of[n] + 1);
+    rack_nodes_[rack_of[n]].push_back(static_cast<int>(n));
+    zone_nodes_[zone_of[n]].push_back(static_cast<int>(n));
+  }
+}
+
+void Cluster::SetRequired(int pool, int required) {
+  if (static_cast<int>(required_.size()) <= pool) {
+    required_.resize(pool + 1, 0);
+    serving_.resize(pool + 1, 0);
+  }
+  const bool short_before = serving_[pool] < required_[pool];
+  required_[pool] = required;
+  const bool short_after = serving_[pool] < required_[pool];
+  short_pools_ += static_cast<int>(short_after) - static_cast<int>(short_before);
+}
+
+void Cluster::SetReliability(const ReliabilitySpec& spec, std::vector<std::unique_ptr<FailureModel>> models,
+                             std::vector<int> restart_pools) {
+  spec_ = spec;
+  reliable_ = true;
+  models_run_ = std::move(models);
+  for (auto& model : models_run_) model->Start(*this);
+  for (size_t r = 0; r < spec_.rolling_restarts.size(); ++r) {
+    Restart rs;
+    rs.spec = spec_.rolling_restarts[r];
+    rs.pool = restart_pools[r];
+    for (int i = 0; i < size(); ++i)
+      if (replicas_[i].replica->options().pool == rs.pool) rs.todo.push_back(i);
+    restarts_.push_back(std::move(rs));
+    sim_.At(SecondsToTime(restarts_.back().spec.at_s), [this, r] {
+      restarts_[r].began = sim_.now();
+      restart_windows_.Open(sim_.now());
+      RestartNextBatch(r);
+    });
+  }
+}
+
+void Cluster::At(SimTime t, std::function<void()> fn) { sim_.At(std::max(t, sim_.now()), std::move(fn)); }
+
+// ---- routing ----
 
 void Cluster::Route(Request&& req) {
   const std::string& model = req.model.empty() ? default_model_ : req.model;
   auto it = ready_.find(model);
+  auto turn_away = [&](std::string_view reason) {
+    if (req.attempt == 0) observer_.OnArrival(req, -1);
+    Replica::Evicted e{req, UnservedRecord(req, -1, sim_.now(), RequestStatus::kRejected, reason)};
+    if (req.attempt > 0) {
+      // A retry with nowhere to go fails to its client.
+      FailRequest(e, reason);
+      return;
+    }
+    observer_.OnFinished(e.rec);
+  };
   if (it == ready_.end() || it->second.empty()) {
-    observer_.OnArrival(req, -1);
-    observer_.OnFinished(UnservedRecord(req, -1, sim_.now(), RequestStatus::kRejected,
-                                        models_.count(model) ? "no_ready_replica" : "unknown_model"));
+    turn_away(models_.count(model) ? "no_ready_replica" : "unknown_model");
     return;
   }
   const std::vector<const ReplicaView*>& cands = it->second;
-  const int target = cands[router_->Route(req, cands)]->index();
-  replicas_[target].arrivals++;
-  replicas_[target].replica->Submit(std::move(req));
+  size_t pick = router_->Route(req, cands);
+  if (spec_.max_requests_per_replica && cands[pick]->outstanding() >= *spec_.max_requests_per_replica) {
+    // The breaker of the router's choice is open: the next replica in
+    // order with room, else none.
+    const int64_t cap = *spec_.max_requests_per_replica;
+    size_t k = 1;
+    while (k < cands.size() && cands[(pick + k) % cands.size()]->outstanding() >= cap) ++k;
+    if (k == cands.size()) {
+      turn_away("circuit_open");
+      return;
+    }
+    pick = (pick + k) % cands.size();
+  }
+  const int target = cands[pick]->index();
+  Member& m = replicas_[target];
+  m.arrivals++;
+  if (!m.down) {
+    m.replica->Submit(std::move(req));
+    return;
+  }
+  // A hung replica takes the request and answers nothing: it waits until
+  // the replica is noticed, or its timeout.
+  if (req.attempt == 0) observer_.OnArrival(req, target);
+  const uint64_t id = req.id;
+  const uint64_t epoch = m.epoch;
+  m.stalled.push_back({std::move(req), {}});
+  m.stalled.back().rec = UnservedRecord(m.stalled.back().req, target, sim_.now(), RequestStatus::kFailed, "");
+  SyncStalled(m);
+  sim_.After(SecondsToTime(spec_.request_timeout_s), [this, target, id, epoch] {
+    Member& mm = replicas_[target];
+    if (mm.epoch != epoch) return;
+    auto s = std::find_if(mm.stalled.begin(), mm.stalled.end(), [&](const auto& e) { return e.req.id == id; });
+    if (s == mm.stalled.end()) return;
+    std::vector<Replica::Evicted> one;
+    one.push_back(std::move(*s));
+    mm.stalled.erase(s);
+    SyncStalled(mm);
+    OnRequestError(target);
+    Release(std::move(one), target, "timeout");
+  });
 }
 
 int64_t Cluster::TakeArrivals(int i) {
@@ -76,14 +221,338 @@ int64_t Cluster::TakeArrivals(int i) {
 }
 
 bool Cluster::Idle() const {
+  if (!retry_wait_.empty()) return false;
   for (const Member& m : replicas_)
-    if (m.replica->outstanding() > 0 || m.replica->busy()) return false;
+    if (m.replica->outstanding() > 0 || m.replica->busy() || !m.stalled.empty()) return false;
   return true;
 }
 
 void Cluster::ReportUnfinished(SimTime end, std::string_view reason) {
-  for (Member& m : replicas_) m.replica->ReportUnfinished(end, reason);
+  for (Member& m : replicas_) {
+    m.replica->ReportUnfinished(end, reason);
+    for (Replica::Evicted& e : m.stalled) {
+      e.rec.status = RequestStatus::kUnfinished;
+      e.rec.finish = end;
+      e.rec.reason = reason;
+      observer_.OnFinished(e.rec);
+    }
+    m.stalled.clear();
+    SyncStalled(m);
+  }
+  for (auto& [seq, req] : retry_wait_)
+    observer_.OnFinished(UnservedRecord(req, -1, end, RequestStatus::kUnfinished, reason));
+  retry_wait_.clear();
 }
+
+// ---- failures ----
+
+SimTime Cluster::HealthCheckRemoval(const Member& m, SimTime at) const {
+  const HealthCheckSpec& hc = spec_.health_check;
+  const SimTime interval = SecondsToTime(hc.interval_s);
+  const SimTime timeout = SecondsToTime(hc.timeout_s);
+  // The first check at or after the failure: checks start every interval
+  // from when the replica became ready.
+  const SimTime since = at - m.ready_since;
+  const SimTime k = std::max<SimTime>(1, (since + interval - 1) / interval);
+  const SimTime first = m.ready_since + k * interval;
+  // Each unanswered check fails at its timeout; the next starts then, or an
+  // interval after the previous start if that is later.
+  return first + static_cast<SimTime>(hc.unhealthy_threshold - 1) * std::max(interval, timeout) + timeout;
+}
+
+void Cluster::Fail(const std::vector<int>& replicas, FailureKind kind, std::optional<SimTime> repair,
+                   std::string_view cause) {
+  const SimTime now = sim_.now();
+  int hit = 0;
+  for (int i : replicas) {
+    Member& m = replicas_[i];
+    if (m.down || m.view.phase_ == ReplicaPhase::kStopped || m.view.phase_ == ReplicaPhase::kProvisioning) continue;
+    ++hit;
+    const bool was_serving = Serving(m);
+    m.down = true;
+    m.noticed = false;
+    m.kind = kind;
+    m.down_since = now;
+    m.incident = static_cast<int>(downtimes_.size());
+    ++m.epoch;
+    downtimes_.push_back({now, kTimeNever});
+    failure_windows_.Open(now);
+    observer_.OnReplicaEvent(i, now, kind == FailureKind::kCrash ? "crash" : "failure");
+    // The KV cache and the iteration in flight are gone.
+    std::vector<Replica::Evicted> held;
+    m.replica->Evict(&held);
+    if (was_serving) {
+      // Still ready to the routers; no longer serving.
+      AccrueCapacity();
+      const int pool = m.replica->options().pool;
+      const bool short_before = serving_[pool] < required_[pool];
+      serving_[pool]--;
+      short_pools_ += static_cast<int>(serving_[pool] < required_[pool]) - static_cast<int>(short_before);
+    }
+    if (kind == FailureKind::kCrash || m.view.phase_ != ReplicaPhase::kReady) {
+      // A dead process (or a replica out of routing anyway) is known at once.
+      Release(std::move(held), i, "replica_failed");
+      Notice(i);
+      StartRecovery(i, std::nullopt);
+      continue;
+    }
+    // A hang: its requests wait, each until its timeout or the health
+    // checks' verdict.
+    const uint64_t epoch = m.epoch;
+    for (Replica::Evicted& e : held) {
+      const uint64_t id = e.req.id;
+      m.stalled.push_back(std::move(e));
+      sim_.After(SecondsToTime(spec_.request_timeout_s), [this, i, id, epoch] {
+        Member& mm = replicas_[i];
+        if (mm.epoch != epoch) return;
+        auto s = std::find_if(mm.stalled.begin(), mm.stalled.end(), [&](const auto& x) { return x.req.id == id; });
+        if (s == mm.stalled.end()) return;
+        std::vector<Replica::Evicted> one;
+        one.push_back(std::move(*s));
+        mm.stalled.erase(s);
+        SyncStalled(mm);
+        OnRequestError(i);
+        Release(std::move(one), i, "timeout");
+      });
+    }
+    SyncStalled(m);
+    sim_.At(HealthCheckRemoval(m, now), [this, i, epoch, repair] {
+      Member& mm = replicas_[i];
+      if (mm.epoch != epoch) return;
+      Notice(i);
+      std::vector<Replica::Evicted> held2 = std::move(mm.stalled);
+      mm.stalled.clear();
+      SyncStalled(mm);
+      Release(std::move(held2), i, "replica_failed");
+      StartRecovery(i, repair);
+    });
+  }
+  if (hit == 0) return;
+  incidents_.push_back({now, std::string(cause), hit});
+}
+
+void Cluster::Notice(int i) {
+  Member& m = replicas_[i];
+  if (m.ejected) {
+    m.ejected = false;
+    ejected_[m.replica->options().model]--;
+  }
+  if (!m.noticed) {
+    m.noticed = true;
+    detections_.emplace_back(sim_.now(), TimeToSeconds(sim_.now() - m.down_since));
+  }
+  Transition(i, ReplicaPhase::kFailed);
+}
+
+void Cluster::StartRecovery(int i, std::optional<SimTime> repair) {
+  Member& m = replicas_[i];
+  const uint64_t epoch = m.epoch;
+  auto start_then_up = [this, i, epoch](SimTime at) {
+    sim_.At(at, [this, i, epoch] {
+      if (replicas_[i].epoch != epoch) return;
+      Transition(i, ReplicaPhase::kStarting);
+      sim_.After(replicas_[i].placement.start, [this, i, epoch] {
+        if (replicas_[i].epoch == epoch) BackUp(i);
+      });
+    });
+  };
+  if (m.kind == FailureKind::kCrash) {
+    start_then_up(sim_.now());
+    return;
+  }
+  switch (spec_.recovery) {
+    case Recovery::kReplace:
+      Transition(i, ReplicaPhase::kProvisioning);
+      start_then_up(sim_.now() + m.placement.provision);
+      return;
+    case Recovery::kRepair:
+      Transition(i, ReplicaPhase::kRepairing);
+      start_then_up(std::max(sim_.now(), m.down_since + repair.value_or(0)));
+      return;
+    case Recovery::kNone:
+      Transition(i, ReplicaPhase::kStopped);
+      return;
+  }
+}
+
+void Cluster::BackUp(int i) {
+  Member& m = replicas_[i];
+  if (m.down) {
+    m.down = false;
+    downtimes_[m.incident].to = sim_.now();
+    failure_windows_.Close(sim_.now());
+  }
+  m.consecutive_errors = 0;
+  m.times_ejected = 0;
+  m.ready_since = sim_.now();
+  observer_.OnReplicaEvent(i, sim_.now(), "ready");
+  Transition(i, ReplicaPhase::kReady);
+}
+
+void Cluster::OnRequestError(int i) {
+  if (!spec_.outlier_ejection) return;
+  const OutlierEjectionSpec& oe = *spec_.outlier_ejection;
+  Member& m = replicas_[i];
+  if (m.ejected || m.view.phase_ != ReplicaPhase::kReady) return;
+  if (++m.consecutive_errors < oe.consecutive_failures) return;
+  const std::string& model = m.replica->options().model;
+  const int hosts = models_[model];
+  const int cap = std::max(1, static_cast<int>(std::floor(hosts * oe.max_ejection_percent / 100.0)));
+  if (ejected_[model] >= cap) return;  // too many out already: it stays in
+  m.ejected = true;
+  ejected_[model]++;
+  m.times_ejected++;
+  m.consecutive_errors = 0;
+  if (m.down && !m.noticed) {
+    m.noticed = true;
+    detections_.emplace_back(sim_.now(), TimeToSeconds(sim_.now() - m.down_since));
+  }
+  observer_.OnReplicaEvent(i, sim_.now(), "ejected");
+  RebuildReady();
+  // Back at the first sweep after the ejection time.
+  const SimTime until =
+      sim_.now() + std::min(SecondsToTime(oe.base_ejection_s) * m.times_ejected, SecondsToTime(oe.max_ejection_s));
+  const SimTime sweep = SecondsToTime(oe.interval_s);
+  const SimTime back = (until + sweep - 1) / sweep * sweep;
+  const uint64_t epoch = m.epoch;
+  sim_.At(back, [this, i, epoch] {
+    Member& mm = replicas_[i];
+    if (mm.epoch != epoch || !mm.ejected) return;
+    mm.ejected = false;
+    ejected_[mm.replica->options().model]--;
+    observer_.OnReplicaEvent(i, sim_.now(), "unejected");
+    RebuildReady();
+  });
+}
+
+// ---- requests let go of ----
+
+int64_t Cluster::ActiveRequests() const {
+  int64_t n = static_cast<int64_t>(retry_wait_.size());
+  for (const Member& m : replicas_) n += m.replica->outstanding() + static_cast<int64_t>(m.stalled.size());
+  return n;
+}
+
+void Cluster::Release(std::vector<Replica::Evicted> held, int, std::string_view reason) {
+  if (held.empty()) return;
+  const std::optional<RetrySpec>& rs = spec_.retries;
+  const int64_t active = rs ? ActiveRequests() + static_cast<int64_t>(held.size()) : 0;
+  for (Replica::Evicted& e : held) {
+    const bool streamed = e.rec.first_token >= 0;
+    if (!rs || streamed || e.req.attempt >= rs->max_retries) {
+      FailRequest(e, reason);
+      continue;
+    }
+    const double budget = std::max<double>(rs->min_retry_concurrency, rs->budget_percent / 100.0 * active);
+    // A retry that fails again is already counted among the active ones.
+    if (e.req.attempt == 0 && static_cast<double>(active_retries_) + 1 > budget) {
+      FailRequest(e, "retry_budget_exhausted");
+      continue;
+    }
+    Retry(std::move(e));
+  }
+}
+
+void Cluster::Retry(Replica::Evicted e) {
+  if (e.req.attempt == 0) {
+    ++requests_retried_;
+    ++active_retries_;
+  }
+  ++retries_;
+  Request req = std::move(e.req);
+  req.attempt++;
+  // Fully jittered exponential back-off: uniform in [0, base x (2^n - 1)],
+  // at most max_backoff_ms.
+  const RetrySpec& rs = *spec_.retries;
+  const double ceiling_ms =
+      std::min(rs.max_backoff_ms, rs.base_backoff_ms * (std::ldexp(1.0, std::min(req.attempt, 60)) - 1));
+  const SimTime delay = MillisToTime(retry_rng_.Uniform() * ceiling_ms);
+  const uint64_t seq = next_retry_++;
+  retry_wait_.emplace(seq, std::move(req));
+  sim_.After(delay, [this, seq] {
+    auto it = retry_wait_.find(seq);
+    if (it == retry_wait_.end()) return;
+    Request r = std::move(it->second);
+    retry_wait_.erase(it);
+    Route(std::move(r));
+  });
+}
+
+void Cluster::FailRequest(Replica::Evicted& e, std::string_view reason) {
+  e.rec.status = RequestStatus::kFailed;
+  e.rec.reason = reason;
+  e.rec.finish = sim_.now();
+  ++requests_failed_;
+  partial_tokens_ += e.rec.generated_tokens;
+  if (e.req.attempt > 0) --active_retries_;
+  observer_.OnFinished(e.rec);
+}
+
+// ---- rolling restarts ----
+
+void Cluster::RestartNextBatch(size_t r) {
+  Restart& rs = restarts_[r];
+  rs.batch.clear();
+  while (!rs.todo.empty() && static_cast<int>(rs.batch.size()) < rs.spec.batch) {
+    const int i = rs.todo.front();
+    rs.todo.erase(rs.todo.begin());
+    Member& m = replicas_[i];
+    // A replica down or stopped restarts by its own recovery.
+    if (m.down || m.view.phase_ != ReplicaPhase::kReady) continue;
+    rs.batch.push_back(i);
+    m.restarting = true;
+    Transition(i, ReplicaPhase::kDraining);
+    PollDrain(r, i, m.epoch, sim_.now() + SecondsToTime(rs.spec.drain_timeout_s));
+  }
+  int ready = 0;
+  for (const Member& m : replicas_)
+    if (m.replica->options().pool == rs.pool && Serving(m)) ++ready;
+  rs.min_ready = rs.min_ready < 0 ? ready : std::min(rs.min_ready, ready);
+  if (rs.batch.empty()) {
+    rs.ended = sim_.now();
+    restart_windows_.Close(sim_.now());
+  }
+}
+
+void Cluster::PollDrain(size_t r, int i, uint64_t epoch, SimTime deadline) {
+  Member& m = replicas_[i];
+  auto batch_done = [this, r] {
+    Restart& rs = restarts_[r];
+    for (int j : rs.batch)
+      if (replicas_[j].restarting) return;
+    RestartNextBatch(r);
+  };
+  if (m.epoch != epoch) {
+    // It failed while draining: its recovery brings it back.
+    m.restarting = false;
+    batch_done();
+    return;
+  }
+  const bool empty = m.replica->outstanding() == 0 && !m.replica->busy();
+  if (!empty && sim_.now() < deadline) {
+    // Checked every 100 ms (or at the deadline).
+    sim_.At(std::min(deadline, sim_.now() + kSecond / 10), [this, r, i, epoch, deadline] { PollDrain(r, i, epoch, deadline); });
+    return;
+  }
+  std::vector<Replica::Evicted> held;
+  m.replica->Evict(&held);
+  Release(std::move(held), i, "drain_timeout");
+  ++m.epoch;
+  const uint64_t e2 = m.epoch;
+  Transition(i, ReplicaPhase::kStarting);
+  sim_.After(m.placement.start, [this, r, i, e2, batch_done] {
+    Member& mm = replicas_[i];
+    mm.restarting = false;
+    if (mm.epoch == e2) {
+      mm.ready_since = sim_.now();
+      observer_.OnReplicaEvent(i, sim_.now(), "ready");
+      Transition(i, ReplicaPhase::kReady);
+    }
+    batch_done();
+  });
+}
+
+// ---- accounting ----
 
 Cluster::Usage Cluster::UsageUntil(SimTime to) const {
   Usage u;
@@ -110,6 +579,49 @@ Cluster::Usage Cluster::UsageUntil(SimTime to) const {
   }
   if (priced) u.usd_gpu_ns = usd;
   return u;
+}
+
+Cluster::Reliability Cluster::ReliabilityUntil(SimTime to) const {
+  Reliability r;
+  for (const Incident& inc : incidents_) {
+    if (inc.at > to) continue;
+    ++r.events;
+    r.replica_failures += inc.replicas;
+    auto it = std::find_if(r.by_cause.begin(), r.by_cause.end(), [&](const auto& p) { return p.first == inc.cause; });
+    if (it == r.by_cause.end()) {
+      r.by_cause.emplace_back(inc.cause, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  for (const Downtime& d : downtimes_)
+    if (d.from <= to) r.downtime_s += TimeToSeconds(std::min(d.to, to) - d.from);
+  for (const auto& [at, delay] : detections_) {
+    if (at > to) continue;
+    ++r.detected;
+    r.detection_delay_s_sum += delay;
+  }
+  r.requests_failed = requests_failed_;
+  r.requests_retried = requests_retried_;
+  r.retries = retries_;
+  r.partial_output_tokens = partial_tokens_;
+  // Capacity: the time accrued so far, plus the stretch since the last
+  // change when no pool is short.
+  SimTime ok = capacity_ok_ns_;
+  const SimTime from = std::max(capacity_at_, measure_from_);
+  if (to > from && short_pools_ == 0) ok += to - from;
+  const SimTime window = to - measure_from_;
+  r.capacity_availability = window > 0 ? static_cast<double>(ok) / static_cast<double>(window) : 1.0;
+  for (const Restart& rs : restarts_) {
+    if (rs.began < 0) continue;
+    r.restart_s = std::max(r.restart_s, TimeToSeconds((rs.ended >= 0 ? rs.ended : to) - rs.began));
+    r.min_ready_during_restart =
+        r.min_ready_during_restart < 0 ? rs.min_ready : std::min(r.min_ready_during_restart, rs.min_ready);
+  }
+  for (const Member& m : replicas_)
+    for (size_t k = 1; k < m.history.size(); ++k)
+      if (m.history[k].second == ReplicaPhase::kDraining && m.history[k].first <= to) ++r.restarts_done;
+  return r;
 }
 
 }  // namespace fleetsim

@@ -4,8 +4,17 @@
 // A replica goes provisioning -> starting -> ready -> draining -> stopped,
 // and from any running phase to failed -> repairing (and back to starting).
 // Only ready replicas are routable. Routers (and, with the issues to come,
-// autoscalers and failure models) see a replica through its ReplicaView:
-// what an operator's metrics would show, never the Replica itself.
+// autoscalers) see a replica through its ReplicaView: what an operator's
+// metrics would show, never the Replica itself. Failure models see the
+// placement (FailureTarget).
+//
+// Failures (docs/reliability.md): a failed replica loses its KV cache and
+// every request it holds. A crash is known at once; a hang is not: the
+// replica stays in routing, its requests waiting, until health checks or
+// outlier ejection remove it. The requests it let go of are retried (only
+// those that have not streamed a token, within the retry budget) or fail
+// to the client. Then it is replaced, repaired or stopped, per the fleet's
+// recovery, and comes back after a cold start.
 //
 // GPU time is integrated over each replica's lifetime: from the moment it is
 // provisioned (the GPUs are rented) to the moment it stops, in exact
@@ -23,8 +32,10 @@
 #include <vector>
 
 #include "sim/cluster/observer.h"
+#include "sim/cluster/reliability.h"
 #include "sim/cluster/replica.h"
 #include "sim/engine/simulation.h"
+#include "sim/engine/time_windows.h"
 
 namespace fleetsim {
 
@@ -38,8 +49,9 @@ class ReplicaView {
   int pool() const { return replica_->options().pool; }
   const std::string& model() const { return replica_->options().model; }
   ReplicaPhase phase() const { return phase_; }
-  // Requests held (in the API server, waiting, running).
-  int64_t outstanding() const { return replica_->outstanding(); }
+  // Requests held (in the API server, waiting, running), or sent to it and
+  // unanswered while it hangs: what a proxy counts in flight.
+  int64_t outstanding() const { return replica_->outstanding() + stalled_; }
   int64_t waiting() const { return replica_->waiting(); }
   int64_t running() const { return replica_->state().num_running(); }
   double kv_utilization() const { return replica_->state().kv().utilization(); }
@@ -51,17 +63,18 @@ class ReplicaView {
   explicit ReplicaView(const Replica* replica) : replica_(replica) {}
   const Replica* replica_;
   ReplicaPhase phase_ = ReplicaPhase::kProvisioning;
+  int64_t stalled_ = 0;
 };
 
 class Router;
 
-class Cluster {
+class Cluster final : private FailureTarget {
  public:
   // Requests of no model name go to `default_model`. `observer` hears of
-  // requests the cluster turns away; it must outlive the cluster. GPU time
-  // is measured from `measure_from` (the warm-up's end).
+  // requests the cluster turns away or lets go of; it must outlive the
+  // cluster. GPU time is measured from `measure_from` (the warm-up's end).
   Cluster(Simulation& sim, RunObserver& observer, std::string default_model, SimTime measure_from);
-  ~Cluster();
+  ~Cluster() override;
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
@@ -73,17 +86,40 @@ class Cluster {
   // Moves replica `i` to `phase` now.
   void SetPhase(int i, ReplicaPhase phase);
 
+  // ---- reliability (call before the run starts) ----
+  struct Placement {
+    std::vector<int> nodes;  // one, or those a replica larger than a node spans
+    SimTime provision = 0;  // a replacement's machine, before its start
+    SimTime start = 0;      // container start + weight load + warm-up
+  };
+  // Where replica `i` runs and how long it takes to come up.
+  void Place(int i, const Placement& placement);
+  // The nodes' racks and zones: node n is in rack rack_of[n], zone
+  // zone_of[n] (an index into `zones`).
+  void SetNodes(std::vector<int> rack_of, std::vector<int> zone_of, std::vector<std::string> zones);
+  // Pool p needs `required` ready replicas (its replicas without spares):
+  // what availability.capacity measures.
+  void SetRequired(int pool, int required);
+  // Settings, failure models (started now) and rolling restarts.
+  void SetReliability(const ReliabilitySpec& spec, std::vector<std::unique_ptr<FailureModel>> models,
+                      std::vector<int> restart_pools);
+
   // An arriving request: to a ready replica of its model (the router picks),
   // or turned away: "unknown_model" when no replica serves its model,
-  // "no_ready_replica" when none of those is ready.
+  // "no_ready_replica" when none of those is ready, "circuit_open" when
+  // every one holds max_requests_per_replica.
   void Route(Request&& req);
 
   int size() const { return static_cast<int>(replicas_.size()); }
   Replica& replica(int i) { return *replicas_[i].replica; }
   const ReplicaView& view(int i) const { return replicas_[i].view; }
+  // The replica's state as it is (a hung replica is "failed" here while
+  // routers still see it ready).
+  const char* StateName(int i) const;
   // Requests routed to replica `i` since the previous call.
   int64_t TakeArrivals(int i);
-  // No request held anywhere, no iteration running.
+  // No request held anywhere (replicas, hung replicas, retries waiting), no
+  // iteration running.
   bool Idle() const;
   // End of run: every request still held is reported unfinished.
   void ReportUnfinished(SimTime end, std::string_view reason);
@@ -100,17 +136,101 @@ class Cluster {
   };
   Usage UsageUntil(SimTime to) const;
 
+  // What failures did, up to `to` (failures after it are not counted).
+  struct Reliability {
+    int64_t events = 0;            // failure events (a node's failure is one)
+    int64_t replica_failures = 0;  // replicas they took down
+    std::vector<std::pair<std::string, int64_t>> by_cause;  // cause -> events, in first-seen order
+    int64_t requests_failed = 0;   // failed to the client because of a failure or a drain
+    int64_t requests_retried = 0;  // retried at least once
+    int64_t retries = 0;
+    int64_t partial_output_tokens = 0;  // tokens failed requests had streamed
+    int64_t detected = 0;          // replica failures noticed (removed from routing)
+    double detection_delay_s_sum = 0;
+    double downtime_s = 0;         // replica-seconds from failure to ready again (or `to`)
+    // Fraction of [measure_from, to) with every pool at its required ready
+    // replicas (1 when the window is empty).
+    double capacity_availability = 1;
+    int64_t restarts_done = 0;     // replicas restarted by rolling restarts
+    double restart_s = 0;          // first drain to last replica back (0: none)
+    int min_ready_during_restart = -1;  // fewest ready replicas of a restarting pool (-1: none)
+  };
+  Reliability ReliabilityUntil(SimTime to) const;
+  // Failure windows: from a replica's failure until it is ready again.
+  const TimeWindows& failure_windows() const { return failure_windows_; }
+  const TimeWindows& restart_windows() const { return restart_windows_; }
+
  private:
   struct Member {
     std::unique_ptr<Replica> replica;
-    ReplicaView view;
+    ReplicaView view{nullptr};
     int gpus = 0;
     std::optional<double> usd_per_gpu_hour;
     // Phases with their start times, in order.
     std::vector<std::pair<SimTime, ReplicaPhase>> history;
     int64_t arrivals = 0;
+    Placement placement;
+    // Reliability. `down`: failed (hung or dead) and not yet back; a hung
+    // replica stays routable until noticed.
+    bool down = false;
+    bool noticed = false;
+    FailureKind kind = FailureKind::kHang;
+    SimTime down_since = 0;
+    SimTime ready_since = 0;     // health checks count from here
+    uint64_t epoch = 0;          // bumped by every failure and restart: stale events check it
+    int incident = -1;           // the failure event that took it down
+    std::vector<Replica::Evicted> stalled;  // held by a hung replica
+    int consecutive_errors = 0;
+    int times_ejected = 0;
+    bool ejected = false;
+    bool restarting = false;     // in a rolling restart
   };
+  struct Incident {
+    SimTime at = 0;
+    std::string cause;
+    int replicas = 0;
+  };
+  struct Downtime {
+    SimTime from = 0, to = kTimeNever;
+  };
+
+  // FailureTarget.
+  int num_replicas() const override { return size(); }
+  int replica_gpus(int r) const override { return replicas_[r].gpus; }
+  int num_nodes() const override { return static_cast<int>(node_replicas_.size()); }
+  const std::vector<int>& node_replicas(int node) const override { return node_replicas_[node]; }
+  int num_racks() const override { return static_cast<int>(rack_nodes_.size()); }
+  const std::vector<int>& rack_nodes(int rack) const override { return rack_nodes_[rack]; }
+  const std::vector<std::string>& zones() const override { return zones_; }
+  const std::vector<int>& zone_nodes(int zone) const override { return zone_nodes_[zone]; }
+  SimTime now() const override { return sim_.now(); }
+  void At(SimTime t, std::function<void()> fn) override;
+  void Fail(const std::vector<int>& replicas, FailureKind kind, std::optional<SimTime> repair,
+            std::string_view cause) override;
+
   void RebuildReady();
+  bool Routable(const Member& m) const { return m.view.phase_ == ReplicaPhase::kReady && !m.ejected; }
+  bool Serving(const Member& m) const { return m.view.phase_ == ReplicaPhase::kReady && !m.down; }
+  // Phase change plus the serving count of its pool (availability).
+  void Transition(int i, ReplicaPhase phase);
+  void AccrueCapacity();
+  // The health checks' verdict on a replica that hung at `at`.
+  SimTime HealthCheckRemoval(const Member& m, SimTime at) const;
+  // The fleet knows replica i is down: out of routing, its requests let go.
+  void Notice(int i);
+  void StartRecovery(int i, std::optional<SimTime> repair);
+  void BackUp(int i);
+  // Requests a replica let go of: retried or failed to the client.
+  void Release(std::vector<Replica::Evicted> held, int from, std::string_view reason);
+  void Retry(Replica::Evicted e);
+  void FailRequest(Replica::Evicted& e, std::string_view reason);
+  void OnRequestError(int i);
+  void RetriedEnded() { --active_retries_; }
+  static void SyncStalled(Member& m) { m.view.stalled_ = static_cast<int64_t>(m.stalled.size()); }
+  int64_t ActiveRequests() const;
+  // Rolling restarts.
+  void RestartNextBatch(size_t r);
+  void PollDrain(size_t r, int i, uint64_t epoch, SimTime deadline);
 
   Simulation& sim_;
   RunObserver& observer_;
@@ -118,10 +238,45 @@ class Cluster {
   SimTime measure_from_;
   std::unique_ptr<Router> router_;
   std::vector<Member> replicas_;
-  // Model -> its ready replicas, in index order; models_ lists every model
-  // served, ready or not.
+  // Model -> its routable replicas, in index order; models_ lists every
+  // model served, ready or not, with its replica count.
   std::map<std::string, std::vector<const ReplicaView*>, std::less<>> ready_;
   std::map<std::string, int, std::less<>> models_;
+  std::map<std::string, int, std::less<>> ejected_;  // model -> replicas ejected now
+
+  // Placement.
+  std::vector<std::vector<int>> node_replicas_, rack_nodes_, zone_nodes_;
+  std::vector<std::string> zones_;
+
+  // Reliability.
+  ReliabilitySpec spec_;
+  bool reliable_ = false;  // SetReliability was called with something to do
+  std::vector<std::unique_ptr<FailureModel>> models_run_;
+  Rng retry_rng_;
+  std::vector<Incident> incidents_;
+  std::vector<Downtime> downtimes_;  // one per replica failure
+  std::vector<std::pair<SimTime, double>> detections_;  // when, delay (s)
+  int64_t requests_failed_ = 0, requests_retried_ = 0, retries_ = 0, partial_tokens_ = 0;
+  int64_t active_retries_ = 0;
+  std::map<uint64_t, Request> retry_wait_;  // backing off, by sequence number
+  uint64_t next_retry_ = 0;
+  TimeWindows failure_windows_, restart_windows_;
+  // Availability: pools below their required ready replicas, and the time
+  // with none below, accrued up to capacity_at_.
+  std::vector<int> required_, serving_;
+  int short_pools_ = 0;
+  SimTime capacity_ok_ns_ = 0, capacity_at_ = 0;
+  // Rolling restarts: per restart, its pool's replicas not yet restarted,
+  // and the batch in progress.
+  struct Restart {
+    RollingRestartSpec spec;
+    int pool = 0;
+    std::vector<int> todo;
+    std::vector<int> batch;
+    SimTime began = -1, ended = -1;
+    int min_ready = -1;
+  };
+  std::vector<Restart> restarts_;
 };
 
 }  // namespace fleetsim

@@ -22,6 +22,10 @@ class Executor {
   // Starts `shape` now; `done(batch_id)` is called when it completes.
   // Batches complete in launch order.
   virtual void Launch(uint64_t batch_id, const BatchShape& shape) = 0;
+  // The replica failed or restarted: batches in flight are forgotten (their
+  // completions may still come; the replica ignores them) and the next
+  // batch may start at once.
+  virtual void Reset() = 0;
 };
 
 class SimulatedExecutor final : public Executor {
@@ -31,6 +35,7 @@ class SimulatedExecutor final : public Executor {
       : sim_(sim), perf_(perf), depth_(pipeline_depth), done_(std::move(done)) {}
   int max_in_flight() const override { return depth_; }
   void Launch(uint64_t batch_id, const BatchShape& shape) override;
+  void Reset() override { busy_until_ = 0; }
 
  private:
   Simulation& sim_;

@@ -60,6 +60,7 @@ struct ReplicaSample {
   int64_t running = 0;
   double kv_utilization = 0;
   SimTime busy = 0;         // time spent in iterations during the interval
+  const char* state = "ready";  // Cluster::StateName at the end of the interval
 };
 
 class RunObserver {
@@ -75,6 +76,10 @@ class RunObserver {
   virtual void OnIteration(int replica, SimTime start, SimTime end, const BatchShape& shape) = 0;
   // Once per simulated second per replica (and at the end of the run).
   virtual void OnSample(const ReplicaSample& sample) = 0;
+  // A replica's lifecycle: "failure", "crash", "ejected", "unejected", a
+  // phase it enters ("failed", "provisioning", "starting", "draining", ...),
+  // "ready" when it is back.
+  virtual void OnReplicaEvent(int /*replica*/, SimTime /*at*/, std::string_view /*event*/) {}
 };
 
 }  // namespace fleetsim

@@ -54,7 +54,7 @@ RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
 }
 
 void Replica::Submit(Request req) {
-  observer_.OnArrival(req, options_.index);
+  if (req.attempt == 0) observer_.OnArrival(req, options_.index);
   const int64_t len = options_.max_model_len;
   if (options_.truncate_over_max_model_len && static_cast<int64_t>(req.prompt_tokens) + req.output_tokens > len &&
       len >= 2) {
@@ -70,6 +70,7 @@ void Replica::Submit(Request req) {
   if (static_cast<int64_t>(req.prompt_tokens) + req.output_tokens > len) {
     observer_.OnFinished(
         UnservedRecord(req, options_.index, sim_.now(), RequestStatus::kRejected, "exceeds_max_model_len"));
+    if (req.attempt > 0 && options_.on_retried_end) options_.on_retried_end();
     return;
   }
   const SimTime delay =
@@ -82,6 +83,7 @@ void Replica::Submit(Request req) {
   in_server_.emplace(slot, std::move(req));
   sim_.After(delay, [this, slot] {
     auto it = in_server_.find(slot);
+    if (it == in_server_.end()) return;  // evicted meanwhile
     Request r = std::move(it->second);
     in_server_.erase(it);
     Enqueue(std::move(r));
@@ -115,7 +117,8 @@ void Replica::MaybeStep() {
 }
 
 void Replica::OnBatchDone(uint64_t batch_id) {
-  FLEETSIM_CHECK(in_flight_ == 1 && batch_id == batch_.id);
+  if (in_flight_ == 0 || batch_id != batch_.id) return;  // a batch Evict forgot
+  FLEETSIM_CHECK(in_flight_ == 1);
   --in_flight_;
   ++iterations_;
   const SimTime end = sim_.now();
@@ -124,7 +127,10 @@ void Replica::OnBatchDone(uint64_t batch_id) {
   observer_.OnIteration(options_.index, batch_.start, end, batch_.shape);
   state_.Complete(
       batch_, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },
-      [this](const Seq& s) { observer_.OnFinished(RecordOf(s, RequestStatus::kCompleted)); });
+      [this](const Seq& s) {
+        observer_.OnFinished(RecordOf(s, RequestStatus::kCompleted));
+        if (s.req.attempt > 0 && options_.on_retried_end) options_.on_retried_end();
+      });
   // Requests arriving at this very instant join the next step, as a real
   // engine loop drains its input queue before scheduling.
   if (sim_.MoreNow()) {
@@ -160,6 +166,34 @@ void Replica::ReportUnfinished(SimTime end, std::string_view reason) {
     r.reason = reason;
     observer_.OnFinished(r);
   });
+}
+
+void Replica::Evict(std::vector<Evicted>* out) {
+  const SimTime now = sim_.now();
+  std::vector<Evicted> held;
+  for (auto& [slot, req] : in_server_)
+    held.push_back({req, UnservedRecord(req, options_.index, now, RequestStatus::kFailed, "")});
+  in_server_.clear();
+  state_.ForEachLive([&](const Seq& s) {
+    RequestRecord r = RecordOf(s, RequestStatus::kFailed);
+    r.finish = now;
+    held.push_back({s.req, r});
+  });
+  std::stable_sort(held.begin(), held.end(),
+                   [](const Evicted& a, const Evicted& b) { return a.req.id < b.req.id; });
+  for (Evicted& e : held) out->push_back(std::move(e));
+  if (in_flight_ > 0) {
+    // The iteration in flight is lost; its time so far was spent.
+    busy_accum_ += now - std::max(batch_.start, last_take_);
+    if (now > options_.busy_from) busy_total_ += now - std::max(batch_.start, options_.busy_from);
+    in_flight_ = 0;
+  }
+  batch_ = Batch();
+  batch_.id = next_batch_id_++;  // no completion matches it
+  state_ = ReplicaState(options_.kv_blocks, options_.block_size, options_.preemption, options_.host_kv_blocks,
+                        PrefixCacheFor(*scheduler_, options_), scheduler_->state_rules());
+  scheduler_->Reset();
+  executor_.Reset();
 }
 
 }  // namespace fleetsim

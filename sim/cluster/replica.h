@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/cluster/batch_scheduler.h"
 #include "sim/cluster/executor.h"
@@ -46,6 +48,10 @@ struct ReplicaOptions {
   SimTime server_output_token = 0;
   // Busy time (busy_time()) is counted from here: the measurement window.
   SimTime busy_from = 0;
+  // Called when a retried request (attempt > 0) leaves the replica done
+  // (completed or rejected): the cluster's retry budget counts retries in
+  // flight.
+  std::function<void()> on_retried_end;
 };
 
 class Replica {
@@ -62,6 +68,7 @@ class Replica {
   void Submit(Request req);
 
   const ReplicaOptions& options() const { return options_; }
+  void SetRetriedEnd(std::function<void()> fn) { options_.on_retried_end = std::move(fn); }
   const ReplicaState& state() const { return state_; }
   // Requests held (in the API server, waiting, running); what
   // least_outstanding compares.
@@ -80,6 +87,19 @@ class Replica {
 
   // End of run: reports every request still held as unfinished.
   void ReportUnfinished(SimTime end, std::string_view reason);
+
+  // A request the replica let go of when it failed or was stopped: the
+  // request as sent, and what its client had seen (first_token set when a
+  // token was streamed; generated_tokens the output it got).
+  struct Evicted {
+    Request req;
+    RequestRecord rec;
+  };
+  // Takes out every request held (in the API server, waiting, running,
+  // swapped) in arrival order, and forgets the KV cache and the iteration in
+  // flight (its completion, when it comes, is ignored): the replica is then
+  // empty and idle, as freshly started. Busy time counts up to now.
+  void Evict(std::vector<Evicted>* out);
 
  private:
   static std::optional<PrefixCache::Eviction> PrefixCacheFor(const BatchScheduler& scheduler,

@@ -134,6 +134,8 @@ class ReplicaState {
                const StateRules& rules = {});
   ReplicaState(const ReplicaState&) = delete;
   ReplicaState& operator=(const ReplicaState&) = delete;
+  ReplicaState(ReplicaState&&) = default;
+  ReplicaState& operator=(ReplicaState&&) = default;  // a restart starts from a fresh state
 
   // ---- Views for schedulers ----------------------------------------------
   const Seq& seq(SeqId id) const { return seqs_[id]; }

@@ -50,6 +50,7 @@ class SglangScheduler final : public BatchScheduler {
   StateRules state_rules() const override {
     return {.victim_order = VictimOrder::kFewestOutputsLongestPrompt, .requeue_at_back = true};
   }
+  void Reset() override { ratio_ = init_ratio_; }
   double new_token_ratio() const { return ratio_; }
   // Free KV tokens retraction leaves per remaining decoder
   // (global_config.retract_decode_steps); it also enters the new ratio.

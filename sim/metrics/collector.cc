@@ -77,7 +77,7 @@ Status MetricsCollector::Open(const MetricsOptions& options, std::unique_ptr<Met
         "id,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_tokens,output_tokens,"
         "generated_tokens,replica,preemptions,status,reason,cached_tokens\n");
   if (c->timeseries_.is_open())
-    c->timeseries_.out().Raw("t_s,replica,arrivals,queue_depth,running,kv_util,busy_frac\n");
+    c->timeseries_.out().Raw("t_s,replica,arrivals,queue_depth,running,kv_util,busy_frac,state\n");
   if (c->trace_.is_open()) {
     TextBuffer& t = c->trace_.out();
     t.Raw("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
@@ -200,6 +200,10 @@ void MetricsCollector::OnFinished(const RequestRecord& rec) {
 
   if (rec.arrival < options_.warmup) return;
   ++measured_;
+  const bool in_fail = failure_windows_ && failure_windows_->Inside(rec.arrival);
+  const bool in_restart = restart_windows_ && restart_windows_->Inside(rec.arrival);
+  in_fail_ += in_fail;
+  in_restart_ += in_restart;
   if (rec.status != RequestStatus::kCompleted) return;
   const double ttft = TimeToMillis(rec.first_token - rec.arrival);
   const double e2e = TimeToMillis(rec.finish - rec.arrival);
@@ -221,7 +225,24 @@ void MetricsCollector::OnFinished(const RequestRecord& rec) {
   in_tokens_ += rec.prompt_tokens;
   bool met = (!options_.ttft_slo_ms || ttft <= *options_.ttft_slo_ms) &&
              (!options_.tpot_slo_ms || rec.generated_tokens <= 1 || tpot <= *options_.tpot_slo_ms);
-  if (met) ++met_slo_;
+  if (met) {
+    ++met_slo_;
+    in_fail_met_ += in_fail;
+    in_restart_met_ += in_restart;
+  }
+}
+
+void MetricsCollector::OnReplicaEvent(int replica, SimTime at, std::string_view event) {
+  if (!trace_.is_open() || (trace_cut_ >= 0 && at >= trace_cut_)) return;
+  TextBuffer& t = trace_.out();
+  t.Raw(",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"lifecycle\",\"name\":");
+  t.JsonString(event);
+  t.Raw(",\"pid\":1,\"tid\":");
+  t.Int(replica);
+  t.Raw(",\"ts\":");
+  t.Fixed(static_cast<double>(at) * 1e-3, 3);
+  t.Raw("}");
+  trace_.MaybeFlush();
 }
 
 void MetricsCollector::OnTokenGaps(SimTime at, SimTime gap, int64_t count) {
@@ -280,6 +301,8 @@ void MetricsCollector::OnSample(const ReplicaSample& s) {
   o.Fixed(s.kv_utilization, 4);
   o.Char(',');
   o.Fixed(s.interval > 0 ? static_cast<double>(s.busy) / static_cast<double>(s.interval) : 0.0, 4);
+  o.Char(',');
+  o.Raw(s.state);
   o.Char('\n');
   timeseries_.MaybeFlush();
 }
@@ -341,6 +364,21 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
   if (s.has_slo && measured_ > 0) {
     s.attainment = Round6(static_cast<double>(met_slo_) / static_cast<double>(measured_));
     if (window > 0) s.goodput_rps = Round6(static_cast<double>(met_slo_) / s.window_s);
+  }
+  if (facts.reliability) {
+    s.reliability = facts.reliability;
+    if (arrived_ > 0) s.availability_requests = Round6(static_cast<double>(completed_) / static_cast<double>(arrived_));
+    s.measured_in_failures = in_fail_;
+    s.measured_in_restarts = in_restart_;
+    if (s.has_slo) {
+      auto ratio = [](int64_t a, int64_t b) -> std::optional<double> {
+        if (b <= 0) return std::nullopt;
+        return Round6(static_cast<double>(a) / static_cast<double>(b));
+      };
+      s.attainment_in_failures = ratio(in_fail_met_, in_fail_);
+      s.attainment_outside_failures = ratio(met_slo_ - in_fail_met_, measured_ - in_fail_);
+      s.attainment_in_restarts = ratio(in_restart_met_, in_restart_);
+    }
   }
   // Cost over the window: every GPU of every pool is paid for, busy or not.
   double usd_per_hour = 0;
@@ -518,7 +556,47 @@ std::string SummaryToJson(const Summary& s) {
     OptionalDouble(w, "tpot_ms", s.tpot_slo_ms);
     OptionalDouble(w, "attainment", s.attainment);
     OptionalDouble(w, "goodput_rps", s.goodput_rps);
+    if (s.reliability) {
+      // Measured requests by when they arrived: while some replica was down
+      // (from its failure until it was ready again), or not; and during a
+      // rolling restart.
+      OptionalDouble(w, "attainment_in_failure_windows", s.attainment_in_failures);
+      OptionalDouble(w, "attainment_outside_failure_windows", s.attainment_outside_failures);
+      w.Key("requests_in_failure_windows").Int(s.measured_in_failures);
+      if (s.reliability->restarts > 0 || s.reliability->restart_s > 0) {
+        OptionalDouble(w, "attainment_during_restarts", s.attainment_in_restarts);
+        w.Key("requests_during_restarts").Int(s.measured_in_restarts);
+      }
+    }
     w.EndObject();
+  }
+  if (s.reliability) {
+    const RunFacts::Reliability& r = *s.reliability;
+    w.Key("failures").BeginObject();
+    w.Key("events").Int(r.events);
+    w.Key("replica_failures").Int(r.replica_failures);
+    w.Key("by_cause").BeginObject();
+    for (const auto& [cause, n] : r.by_cause) w.Key(cause).Int(n);
+    w.EndObject();
+    w.Key("requests_failed").Int(r.requests_failed);
+    w.Key("requests_retried").Int(r.requests_retried);
+    w.Key("retries").Int(r.retries);
+    w.Key("partial_output_tokens").Int(r.partial_output_tokens);
+    w.Key("detected").Int(r.detected);
+    OptionalDouble(w, "detection_delay_s_mean", r.detection_delay_s_mean);
+    w.Key("replica_downtime_s").Double(r.replica_downtime_s);
+    w.EndObject();
+    w.Key("availability").BeginObject();
+    OptionalDouble(w, "requests", s.availability_requests);
+    w.Key("capacity").Double(r.capacity);
+    w.EndObject();
+    if (r.restart_s > 0 || r.restarts > 0) {
+      w.Key("restarts").BeginObject();
+      w.Key("replicas_restarted").Int(r.restarts);
+      w.Key("duration_s").Double(r.restart_s);
+      w.Key("min_ready_replicas").Int(r.min_ready_during_restart);
+      w.EndObject();
+    }
   }
   if (s.prefix_caching) {
     w.Key("cache").BeginObject();
@@ -599,6 +677,25 @@ std::string FormatSummaryTable(const Summary& s) {
     std::snprintf(line, sizeof line, "SLO         attainment %.2f%%  goodput %.3f req/s\n", *s.attainment * 100,
                   s.goodput_rps.value_or(0.0));
     out += line;
+  }
+  if (s.reliability) {
+    const RunFacts::Reliability& r = *s.reliability;
+    std::snprintf(line, sizeof line,
+                  "failures    %lld events  %lld replicas down  %lld requests failed  %lld retried  detection %.1f s "
+                  "mean  downtime %.1f replica-s\n",
+                  static_cast<long long>(r.events), static_cast<long long>(r.replica_failures),
+                  static_cast<long long>(r.requests_failed), static_cast<long long>(r.requests_retried),
+                  r.detection_delay_s_mean.value_or(0.0), r.replica_downtime_s);
+    out += line;
+    std::snprintf(line, sizeof line, "available   requests %.4f%%  capacity %.4f%%", s.availability_requests.value_or(1.0) * 100,
+                  r.capacity * 100);
+    out += line;
+    if (s.attainment_in_failures) {
+      std::snprintf(line, sizeof line, "  SLO attainment in failure windows %.2f%%, outside %.2f%%",
+                    *s.attainment_in_failures * 100, s.attainment_outside_failures.value_or(0.0) * 100);
+      out += line;
+    }
+    out += "\n";
   }
   if (s.total_usd) {
     std::snprintf(line, sizeof line, "cost        %.3f GPU-hours  $%.2f  $%.2f/h", s.gpu_hours, *s.total_usd,

@@ -20,6 +20,7 @@
 
 #include "base/status.h"
 #include "sim/cluster/observer.h"
+#include "sim/engine/time_windows.h"
 #include "sim/metrics/histogram.h"
 #include "sim/metrics/overload.h"
 #include "sim/metrics/text_out.h"
@@ -82,6 +83,21 @@ struct RunFacts {
   // (unset: some replica that ran has no price). Unset: pools x window.
   std::optional<long double> gpu_ns;
   std::optional<long double> usd_gpu_ns;
+  // Set when the scenario configures failures or rolling restarts
+  // (Cluster::ReliabilityUntil, in the summary's terms).
+  struct Reliability {
+    int64_t events = 0, replica_failures = 0;
+    std::vector<std::pair<std::string, int64_t>> by_cause;
+    int64_t requests_failed = 0, requests_retried = 0, retries = 0, partial_output_tokens = 0;
+    int64_t detected = 0;
+    std::optional<double> detection_delay_s_mean;
+    double replica_downtime_s = 0;
+    double capacity = 1;
+    int64_t restarts = 0;
+    double restart_s = 0;
+    int min_ready_during_restart = -1;
+  };
+  std::optional<Reliability> reliability;
 };
 
 // Figures in ms; all unset when count is 0 (undefined, written as null).
@@ -121,6 +137,12 @@ struct Summary {
   std::vector<std::pair<std::string, std::string>> perf_sources;
   std::vector<std::pair<std::string, int64_t>> reasons;  // non-completed reasons -> count
   std::vector<std::string> warnings;
+  // Failures and rolling restarts (summary.json "failures", "availability",
+  // "restarts"; slo.attainment_* inside and outside their windows).
+  std::optional<RunFacts::Reliability> reliability;
+  std::optional<double> availability_requests;  // completed / arrived
+  std::optional<double> attainment_in_failures, attainment_outside_failures, attainment_in_restarts;
+  int64_t measured_in_failures = 0, measured_in_restarts = 0;
 };
 
 class MetricsCollector final : public RunObserver {
@@ -134,6 +156,14 @@ class MetricsCollector final : public RunObserver {
   void OnTokenGaps(SimTime at, SimTime gap, int64_t count) override;
   void OnIteration(int replica, SimTime start, SimTime end, const BatchShape& shape) override;
   void OnSample(const ReplicaSample& sample) override;
+  void OnReplicaEvent(int replica, SimTime at, std::string_view event) override;
+  // Measured requests are also counted by whether they arrived inside a
+  // failure window or a rolling restart (the cluster's; they must outlive
+  // the collector's use).
+  void SetWindows(const TimeWindows* failures, const TimeWindows* restarts) {
+    failure_windows_ = failures;
+    restart_windows_ = restarts;
+  }
 
   int64_t arrived() const { return arrived_; }
   int64_t finished() const { return finished_; }
@@ -176,6 +206,11 @@ class MetricsCollector final : public RunObserver {
   std::vector<std::pair<std::string, int64_t>> reasons_;
   SimTime last_arrival_ = -1, last_finish_ = -1, max_gap_ = 0;
   SimTime trace_cut_ = -1;  // iterations from here on are not traced
+  const TimeWindows* failure_windows_ = nullptr;
+  const TimeWindows* restart_windows_ = nullptr;
+  // Measured requests that arrived in a failure window (and met the SLO),
+  // and in a rolling restart.
+  int64_t in_fail_ = 0, in_fail_met_ = 0, in_restart_ = 0, in_restart_met_ = 0;
 };
 
 // The stdout table: a few lines a person reads.

@@ -31,7 +31,7 @@ void Launch(JsonWriter& w, const PlanLaunch& l) {
   w.EndObject();
 }
 
-void Headroom(JsonWriter& w, const PlanResult& r, const PlanFamily& f) {
+void Headroom(JsonWriter& w, const PlanResult& /*r*/, const PlanFamily& f) {
   if (!f.headroom_scale) {
     w.Null();
     return;
@@ -124,6 +124,11 @@ std::string PlanResultToJson(const PlanResult& r, const std::string& fleetsim_ve
         .Key("label").String(t.label)
         .EndObject();
   w.EndArray();
+  if (plan.node_failure_at_s) {
+    // Every run of every config had its worst node fail at this time
+    // (configs[].drill_node).
+    w.Key("node_failure").BeginObject().Key("at_s").Double(*plan.node_failure_at_s).EndObject();
+  }
   w.Key("budget_usd_per_hour");
   Opt(w, plan.budget_usd_per_hour ? *plan.budget_usd_per_hour : std::nan(""));
   w.Key("quotas").BeginObject();
@@ -228,6 +233,7 @@ std::string PlanResultToJson(const PlanResult& r, const std::string& fleetsim_ve
     w.Key("replicas").Int(c.launch.replicas);
     w.Key("settings");
     Settings(w, c.settings);
+    if (c.drill_node >= 0) w.Key("drill_node").Int(c.drill_node);
     w.Key("gpus").Int(c.gpus);
     w.Key("gpus_by_type").BeginObject();
     for (const auto& [g, n] : c.gpus_by_type) w.Key(g).Int(n);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/file.h"
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "model/object_reader.h"
 
@@ -105,11 +106,12 @@ Status ParseDimension(const json& d, const std::string& file, const std::string&
   return Status::Ok();
 }
 
-Status ParseTargets(const ObjectReader& top, const std::string& file, std::vector<PlanTarget>* targets, std::optional<double>* budget) {
+Status ParseTargets(const ObjectReader& top, const std::string& file, std::vector<PlanTarget>* targets,
+                    std::optional<double>* budget, std::optional<double>* node_failure_at_s) {
   ObjectReader t;
   FLEETSIM_RETURN_IF_ERROR(top.Object("targets", &t));
-  FLEETSIM_RETURN_IF_ERROR(
-      t.CheckKeys({"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "attainment", "max_reject_rate", "budget_usd_per_hour"}));
+  FLEETSIM_RETURN_IF_ERROR(t.CheckKeys({"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "attainment", "max_reject_rate",
+                                        "budget_usd_per_hour", "node_failure"}));
   const std::pair<const char*, const char*> latency[] = {
       {"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "E2E"}};
   for (const auto& [metric, label] : latency) {
@@ -147,6 +149,16 @@ Status ParseTargets(const ObjectReader& top, const std::string& file, std::vecto
     tg.is_max = true;
     tg.label = "rejected, failed or unfinished <= " + Fmt(tg.limit);
     targets->push_back(tg);
+  }
+  if (t.Has("node_failure")) {
+    ObjectReader nf;
+    FLEETSIM_RETURN_IF_ERROR(t.Object("node_failure", &nf));
+    FLEETSIM_RETURN_IF_ERROR(nf.CheckKeys({"at_s"}));
+    if (!nf.Has("at_s")) return nf.Error("at_s", "missing required key (when the worst node fails, in seconds)");
+    double at = 0;
+    FLEETSIM_RETURN_IF_ERROR(nf.Number("at_s", Bound::kNonNegative, &at));
+    if (at > 1e7) return nf.Error("at_s", "expected at most 1e7 s");
+    *node_failure_at_s = at;
   }
   if (t.Has("budget_usd_per_hour")) {
     double b = 0;
@@ -201,7 +213,8 @@ Status ParsePlan(const std::string& text, const std::string& file, PlanSpec* out
   FLEETSIM_RETURN_IF_ERROR(model_json::ParseDocument(text, file, &doc));
   const ObjectReader top(doc, file, "");
   FLEETSIM_RETURN_IF_ERROR(top.CheckKeys({"format", "version", "name", "description", "scenario", "dimensions",
-                                          "targets", "quotas", "load", "replications", "seed", "shortlist"}));
+                                          "redundancy", "targets", "quotas", "load", "replications", "seed",
+                                          "shortlist"}));
   FLEETSIM_RETURN_IF_ERROR(top.FormatAndVersion("fleetsim-plan", 1));
   PlanSpec plan;
   plan.file = file;
@@ -253,8 +266,47 @@ Status ParsePlan(const std::string& text, const std::string& file, PlanSpec* out
     }
     plan.dimensions.push_back(std::move(d));
   }
+  // redundancy: N+k as a dimension, the same k spare replicas for every
+  // pool of the base scenario.
+  if (auto red = doc.find("redundancy"); red != doc.end()) {
+    if (!red->is_array() || red->empty()) return top.Error("redundancy", "expected a non-empty array of spares per pool, e.g. [0, 1, 2]");
+    json base;
+    int pools = 0;
+    if (ParseJson(plan.scenario_text, &base).ok() && base.is_object() && base.contains("fleet") &&
+        base["fleet"].is_object() && base["fleet"].contains("pools") && base["fleet"]["pools"].is_array())
+      pools = static_cast<int>(base["fleet"]["pools"].size());
+    if (pools == 0) return top.Error("redundancy", "the scenario has no fleet.pools to give spares to");
+    PlanDimension d;
+    d.path = "redundancy";
+    for (int p = 0; p < pools; ++p) {
+      d.keys.push_back("fleet.pools[" + std::to_string(p) + "].spares");
+      if (keys.count(d.keys.back()))
+        return Status::Invalid(file + ": redundancy: key \"" + d.keys.back() + "\" is searched by a dimension too");
+    }
+    std::set<int64_t> seen;
+    for (size_t i = 0; i < red->size(); ++i) {
+      const json& v = (*red)[i];
+      const std::string where = "redundancy[" + std::to_string(i) + "]";
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 100000)
+        return top.Error(where, "expected a number of spare replicas in [0, 100000]");
+      if (!seen.insert(v.get<int64_t>()).second) return top.Error(where, "repeats an earlier value");
+      d.values.emplace_back(static_cast<size_t>(pools), v.dump());
+    }
+    families *= static_cast<int64_t>(d.values.size());
+    if (families > kMaxPlanFamilies)
+      return Status::Invalid(file + ": dimensions: more than " + std::to_string(kMaxPlanFamilies) +
+                             " combinations; search fewer values or bisect the replicas");
+    plan.dimensions.push_back(std::move(d));
+  }
 
-  FLEETSIM_RETURN_IF_ERROR(ParseTargets(top, file, &plan.targets, &plan.budget_usd_per_hour));
+  FLEETSIM_RETURN_IF_ERROR(
+      ParseTargets(top, file, &plan.targets, &plan.budget_usd_per_hour, &plan.node_failure_at_s));
+  if (plan.node_failure_at_s)
+    for (const PlanDimension& d : plan.dimensions)
+      for (const std::string& k : d.keys)
+        if (k.rfind("failures", 0) == 0)
+          return Status::Invalid(file + ": " + d.path + ": targets.node_failure adds a drill to the scenario's "
+                                 "failures; do not search \"" + k + "\" with it");
   if (top.Has("quotas")) {
     ObjectReader q;
     FLEETSIM_RETURN_IF_ERROR(top.Object("quotas", &q));

@@ -54,6 +54,10 @@ struct PlanSpec {
   int replications = 5;
   uint64_t seed = 1;
   int shortlist = 3;
+  // targets.node_failure: every configuration runs with its worst single
+  // node failing (a drill) at this time, so every target is met with any
+  // one node down. Unset: no drill.
+  std::optional<double> node_failure_at_s;
 };
 
 inline constexpr int kMaxPlanReplications = 100;

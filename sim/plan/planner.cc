@@ -6,6 +6,9 @@
 #include <set>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
+#include "base/json_parse.h"
 #include "sim/engine/rng.h"
 #include "sim/engine/time.h"
 #include "sim/scenario/parse.h"
@@ -214,6 +217,29 @@ struct Planner::Impl {
     return Status::Ok();
   }
 
+  // The node whose failure takes the largest share of a pool's required
+  // replicas (lowest id on ties); every node of a pool holds that pool's
+  // replicas only.
+  static int WorstNode(const ScenarioRun& run) {
+    const FleetPlacement& fp = run.placement();
+    std::vector<int> pool_of;
+    for (const PoolPlan& p : run.pools())
+      for (int r = 0; r < p.spec->total_replicas(); ++r) pool_of.push_back(static_cast<int>(&p - run.pools().data()));
+    std::vector<double> lost(fp.nodes(), 0.0);
+    for (size_t r = 0; r < fp.replica_nodes.size(); ++r)
+      for (int n : fp.replica_nodes[r]) lost[n] += 1.0 / std::max(1, run.pools()[pool_of[r]].spec->replicas);
+    return static_cast<int>(std::max_element(lost.begin(), lost.end()) - lost.begin());
+  }
+  // The base scenario's failures (JSON text) with a drill of `node`.
+  std::string FailuresWithDrill(int node) const {
+    nlohmann::json base, failures = nlohmann::json::array();
+    if (ParseJson(plan.scenario_text, &base).ok() && base.is_object() && base.contains("failures") &&
+        base["failures"].is_array())
+      failures = base["failures"];
+    failures.push_back({{"model", "drill"}, {"node", node}, {"at_s", *plan.node_failure_at_s}});
+    return failures.dump();
+  }
+
   // Builds the configuration (family f, bisected value n; n unused without
   // a bisected dimension). An infeasible configuration sets *infeasible.
   Status Config(int f, int64_t n, int* index, std::string* infeasible) {
@@ -237,6 +263,13 @@ struct Planner::Impl {
     Status s = ParseScenario(plan.scenario_text, plan.scenario_file, plan.scenario_base_dir, &spec, overrides);
     std::unique_ptr<ScenarioRun> run;
     if (s.ok()) s = ScenarioRun::Build(spec, catalog, policies, &run, &build_cache);
+    if (s.ok() && plan.node_failure_at_s) {
+      // Again, with the worst node's drill added to the scenario's failures.
+      c.drill_node = WorstNode(*run);
+      overrides.push_back("failures=" + FailuresWithDrill(c.drill_node));
+      s = ParseScenario(plan.scenario_text, plan.scenario_file, plan.scenario_base_dir, &spec, overrides);
+      if (s.ok()) s = ScenarioRun::Build(spec, catalog, policies, &run, &build_cache);
+    }
     if (!s.ok()) {
       if (s.infeasible()) {
         *infeasible = s.message();
@@ -248,7 +281,7 @@ struct Planner::Impl {
     bool priced = true;
     double usd = 0;
     for (const PoolPlan& p : run->pools()) {
-      const int64_t g = int64_t{p.spec->replicas} * p.shard.tp * p.shard.pp;
+      const int64_t g = int64_t{p.spec->total_replicas()} * p.shard.tp * p.shard.pp;
       c.gpus += g;
       c.gpus_by_type[p.gpu->name] += g;
       if (p.usd_per_gpu_hour)
@@ -308,7 +341,7 @@ struct Planner::Impl {
       if (!l.command.empty()) l.command += "\n";
       l.command += c;
       l.engine = sglang ? "sglang" : "vllm";
-      l.replicas += s.replicas;
+      l.replicas += s.total_replicas();  // spares are deployed too
     }
     return l;
   }

@@ -55,6 +55,10 @@ struct PlanConfig {
   int64_t kv_blocks = 0;
   PlanLaunch launch;
   std::shared_ptr<ScenarioRun> run;
+  // targets.node_failure: the node whose failure costs the most ready
+  // replicas (as a share of its pool's required ones), failed at
+  // PlanSpec::node_failure_at_s in every run of this config; -1: none.
+  int drill_node = -1;
 };
 
 struct PlanPoint {

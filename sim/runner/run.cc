@@ -26,6 +26,48 @@ namespace fleetsim {
 void RegisterBuiltins(Policies* policies) {
   RegisterBuiltinRouters(&policies->routers);
   RegisterBuiltinSchedulers(&policies->schedulers);
+  RegisterBuiltinFailureModels(&policies->failure_models);
+}
+
+FleetPlacement PlaceFleet(const ScenarioSpec& spec, const std::vector<PoolPlan>& pools) {
+  FleetPlacement fp;
+  const int per_node = spec.gpus_per_node;
+  std::vector<int> zone_nodes;  // nodes placed so far per zone
+  std::map<std::pair<int, int>, int> rack_ids;  // (zone, rack within it) -> id
+  auto new_node = [&](int zone) {
+    const int local = zone_nodes[zone]++;
+    const auto key = std::make_pair(zone, local / spec.nodes_per_rack);
+    auto [it, fresh] = rack_ids.emplace(key, fp.racks);
+    if (fresh) ++fp.racks;
+    fp.node_rack.push_back(it->second);
+    fp.node_zone.push_back(zone);
+    return fp.nodes() - 1;
+  };
+  for (const PoolPlan& p : pools) {
+    int zone = static_cast<int>(std::find(fp.zones.begin(), fp.zones.end(), p.spec->zone) - fp.zones.begin());
+    if (zone == static_cast<int>(fp.zones.size())) {
+      fp.zones.push_back(p.spec->zone);
+      zone_nodes.push_back(0);
+    }
+    const int g = p.shard.gpus();
+    int node = -1, free = 0;
+    for (int r = 0; r < p.spec->total_replicas(); ++r) {
+      std::vector<int> nodes;
+      if (g > per_node) {
+        for (int k = 0; k < (g + per_node - 1) / per_node; ++k) nodes.push_back(new_node(zone));
+        free = 0;
+      } else {
+        if (node < 0 || free < g) {
+          node = new_node(zone);
+          free = per_node;
+        }
+        nodes.push_back(node);
+        free -= g;
+      }
+      fp.replica_nodes.push_back(std::move(nodes));
+    }
+  }
+  return fp;
 }
 
 int64_t PeakRssKb() {
@@ -67,6 +109,9 @@ class ForwardingObserver final : public RunObserver {
     inner_->OnIteration(replica, start, end, shape);
   }
   void OnSample(const ReplicaSample& sample) override { inner_->OnSample(sample); }
+  void OnReplicaEvent(int replica, SimTime at, std::string_view event) override {
+    inner_->OnReplicaEvent(replica, at, event);
+  }
 
  private:
   RunObserver* inner_;
@@ -320,6 +365,8 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
       FLEETSIM_RETURN_IF_ERROR(MakePerfModel(s, p, profile.get(), &run->perf_.back()));
     }
   }
+  run->placement_ = PlaceFleet(s, run->pools_);
+  FLEETSIM_RETURN_IF_ERROR(run->CheckReliability().WithPrefix(s.file + ": "));
   if (s.traffic.kind == TrafficSpec::Kind::kGenerator && !s.traffic.model.empty()) {
     bool served = false;
     for (const PoolPlan& p : run->pools_) served = served || p.model->name == s.traffic.model;
@@ -327,6 +374,43 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
       return Status::Invalid(s.file + ": traffic.generator.model: no pool serves \"" + s.traffic.model + "\"");
   }
   *out = std::move(run);
+  return Status::Ok();
+}
+
+Status ScenarioRun::CheckReliability() {
+  const ReliabilitySpec& r = spec_.reliability;
+  for (const RollingRestartSpec& rr : r.rolling_restarts) {
+    int found = -1;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < pools_.size(); ++i) {
+      names.push_back(pools_[i].spec->name);
+      if (pools_[i].spec->name == rr.pool) found = static_cast<int>(i);
+    }
+    if (found < 0) return Status::Invalid(rr.path + ".pool: " + Unknown("pool", rr.pool, names));
+    restart_pools_.push_back(found);
+  }
+  const FleetPlacement& fp = placement_;
+  for (const FailureSpec& f : r.failures) {
+    const FailureModelRegistry::Entry* e = policies_.failure_models.Find(f.model);
+    if (!e)
+      return Status::Invalid(f.path + ".model: " + Unknown("failure model", f.model, policies_.failure_models.Names()));
+    std::unique_ptr<FailureModel> model;
+    FLEETSIM_RETURN_IF_ERROR(e->factory(f, Rng(0), &model));
+    auto range = [&](const std::optional<int64_t>& v, const char* key, int64_t n, const char* what) -> Status {
+      if (v && *v >= n)
+        return Status::Invalid(f.path + "." + key + ": " + std::to_string(*v) + " is not a " + what + " of the fleet (it has " +
+                               std::to_string(n) + ", numbered from 0)");
+      return Status::Ok();
+    };
+    FLEETSIM_RETURN_IF_ERROR(range(f.replica, "replica", static_cast<int64_t>(fp.replica_nodes.size()), "replica"));
+    FLEETSIM_RETURN_IF_ERROR(range(f.node, "node", fp.nodes(), "node"));
+    FLEETSIM_RETURN_IF_ERROR(range(f.rack, "rack", fp.racks, "rack"));
+    if (!f.zone.empty() && std::find(fp.zones.begin(), fp.zones.end(), f.zone) == fp.zones.end())
+      return Status::Invalid(f.path + ".zone: " + Unknown("zone", f.zone, fp.zones));
+    const bool hangs = f.model != "engine_crash" && f.kind != "crash";
+    if (r.recovery == Recovery::kRepair && hangs && !f.mttr_s)
+      return Status::Invalid(f.path + ".mttr_s: required when fleet.recovery is \"repair\" (how long a repair takes)");
+  }
   return Status::Ok();
 }
 
@@ -446,7 +530,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   mo.ttft_slo_ms = spec_.ttft_slo_ms;
   mo.tpot_slo_ms = spec_.tpot_slo_ms;
   for (const PoolPlan& p : pools_)
-    for (int r = 0; r < p.spec->replicas; ++r) mo.replica_names.push_back(p.spec->name + "/" + std::to_string(r));
+    for (int r = 0; r < p.spec->total_replicas(); ++r) mo.replica_names.push_back(p.spec->name + "/" + std::to_string(r));
   std::unique_ptr<MetricsCollector> metrics;
   FLEETSIM_RETURN_IF_ERROR(MetricsCollector::Open(mo, &metrics));
 
@@ -468,7 +552,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   Cluster cluster(sim, observer, default_model, mo.warmup);
   for (size_t pi = 0; pi < pools_.size(); ++pi) {
     const PoolPlan& p = pools_[pi];
-    for (int r = 0; r < p.spec->replicas; ++r) {
+    for (int r = 0; r < p.spec->total_replicas(); ++r) {
       ReplicaOptions ro;
       ro.index = cluster.size();
       ro.pool = static_cast<int>(pi);
@@ -490,9 +574,32 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
                                    .WithPrefix(spec_.file + ": " + p.spec->path + "."));
       cluster.Add(std::make_unique<Replica>(sim, ro, std::move(sched), *perf[pi], observer), p.shard.gpus(),
                   p.usd_per_gpu_hour);
+      // A start loads this GPU's shard of the weights.
+      const ColdStartSpec& cs = spec_.reliability.cold_start;
+      Cluster::Placement pl;
+      pl.nodes = placement_.replica_nodes[ro.index];
+      pl.provision = SecondsToTime(cs.provision_s);
+      pl.start = SecondsToTime(cs.container_start_s +
+                               static_cast<double>(p.memory.weight_bytes_per_gpu) / (cs.weight_load_gb_per_s * 1e9) +
+                               cs.warmup_s);
+      cluster.Place(ro.index, pl);
     }
+    cluster.SetRequired(static_cast<int>(pi), p.spec->replicas);
   }
+  cluster.SetNodes(placement_.node_rack, placement_.node_zone, placement_.zones);
   cluster.SetRouter(router_->factory(sim.Stream("router")));
+  const bool reliability = spec_.reliability.active();
+  if (reliability) {
+    std::vector<std::unique_ptr<FailureModel>> models;
+    for (size_t f = 0; f < spec_.reliability.failures.size(); ++f) {
+      const FailureSpec& fs = spec_.reliability.failures[f];
+      models.emplace_back();
+      FLEETSIM_RETURN_IF_ERROR(policies_.failure_models.Find(fs.model)->factory(
+          fs, sim.Stream("failures/" + std::to_string(f)), &models.back()));
+    }
+    cluster.SetReliability(spec_.reliability, std::move(models), restart_pools_);
+    metrics->SetWindows(&cluster.failure_windows(), &cluster.restart_windows());
+  }
   // A request reaches the router: to a ready replica of its model, or rejected.
   auto route = [&](Request&& req) { cluster.Route(std::move(req)); };
 
@@ -586,13 +693,18 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       s.running = r.state().num_running();
       s.kv_utilization = r.state().kv().utilization();
       s.busy = r.TakeBusyTime(t);
+      s.state = cluster.StateName(i);
       metrics->OnSample(s);
     }
     rows += nrep;
     last_sample = t;
   };
+  // With failures configured, their events never run out: the run is over
+  // when no request is to come or held.
+  auto traffic_done = [&] { return !have && sends_pending == 0 && cluster.Idle(); };
   std::function<void()> sampler = [&] {
     if (sim.pending() == 0 && !have) return;  // only the sampler was left: the run is over
+    if (reliability && traffic_done()) return;
     sample_all(sim.now());
     if (rows - rows_at_interval_start >= (options.timeseries_max_rows - rows_at_interval_start) / 2) {
       // Half the rows left are spent: coarsen so that the next half of what
@@ -644,6 +756,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       }
     }
     if (sim.now() >= until) break;
+    if (reliability && traffic_done()) break;
   }
   if (stopped_by_error || interrupted) {
     (void)metrics->Close();
@@ -667,6 +780,25 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     facts.gpu_ns = static_cast<long double>(u.gpu_ns);
     if (u.usd_gpu_ns) facts.usd_gpu_ns = *u.usd_gpu_ns;
   }
+  if (reliability) {
+    const Cluster::Reliability r = cluster.ReliabilityUntil(end);
+    RunFacts::Reliability fr;
+    fr.events = r.events;
+    fr.replica_failures = r.replica_failures;
+    fr.by_cause = r.by_cause;
+    fr.requests_failed = r.requests_failed;
+    fr.requests_retried = r.requests_retried;
+    fr.retries = r.retries;
+    fr.partial_output_tokens = r.partial_output_tokens;
+    fr.detected = r.detected;
+    if (r.detected > 0) fr.detection_delay_s_mean = r.detection_delay_s_sum / static_cast<double>(r.detected);
+    fr.replica_downtime_s = r.downtime_s;
+    fr.capacity = r.capacity_availability;
+    fr.restarts = r.restarts_done;
+    fr.restart_s = r.restart_s;
+    fr.min_ready_during_restart = r.min_ready_during_restart;
+    facts.reliability = fr;
+  }
   facts.events = sim.events_processed();
   facts.hit_duration = hit_duration;
   for (const PoolPlan& p : pools_) {
@@ -678,7 +810,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     fp.engine = p.engine_name;
     fp.tp = p.shard.tp;
     fp.pp = p.shard.pp;
-    fp.replicas = p.spec->replicas;
+    fp.replicas = p.spec->total_replicas();
     fp.gpus_per_replica = p.shard.gpus();
     fp.usd_per_gpu_hour = p.usd_per_gpu_hour;
     fp.price_source = p.price_source;

@@ -19,6 +19,7 @@
 #include "model/perf_model.h"
 #include "model/roofline.h"
 #include "sim/cluster/batch_scheduler.h"
+#include "sim/cluster/reliability.h"
 #include "sim/cluster/router.h"
 #include "sim/metrics/collector.h"
 #include "sim/scenario/scenario_spec.h"
@@ -29,6 +30,7 @@ namespace fleetsim {
 struct Policies {
   RouterRegistry routers;
   SchedulerRegistry schedulers;
+  FailureModelRegistry failure_models;
 };
 void RegisterBuiltins(Policies* policies);
 
@@ -123,6 +125,20 @@ struct RunReport {
   bool trace_sampled = false;  // trace.json holds MetricsOptions::trace_requests requests
 };
 
+// Where the replicas run: packed onto nodes of gpus_per_node GPUs in pool
+// order, each pool from a node of its own (a replica larger than a node
+// spans whole nodes); nodes_per_rack consecutive nodes of a zone make a
+// rack. Node, rack and zone ids stay as they are when placement policies
+// arrive (the sharding issue).
+struct FleetPlacement {
+  std::vector<std::vector<int>> replica_nodes;  // by replica index
+  std::vector<int> node_rack, node_zone;        // by node
+  std::vector<std::string> zones;               // in order of first pool
+  int racks = 0;
+  int nodes() const { return static_cast<int>(node_rack.size()); }
+};
+FleetPlacement PlaceFleet(const ScenarioSpec& spec, const std::vector<PoolPlan>& pools);
+
 class ScenarioRun {
  public:
   // Resolves and checks the scenario without running it (`fleetsim
@@ -133,6 +149,7 @@ class ScenarioRun {
 
   const ScenarioSpec& spec() const { return spec_; }
   const std::vector<PoolPlan>& pools() const { return pools_; }
+  const FleetPlacement& placement() const { return placement_; }
 
   // Runs it. `seed` overrides the scenario's. Run only reads the object, so
   // several threads may run one ScenarioRun at once (the planner does). `progress`, if set, is
@@ -150,6 +167,9 @@ class ScenarioRun {
  private:
   ScenarioRun(const ScenarioSpec& spec, const Catalog& catalog, const Policies& policies)
       : spec_(spec), catalog_(catalog), policies_(policies) {}
+  // Rolling restarts name pools, failure models are known and their
+  // targets exist (after placement_ is set).
+  Status CheckReliability();
 
   ScenarioSpec spec_;
   // The device perf.profile describes when the catalogue lacks it; pools
@@ -163,6 +183,8 @@ class ScenarioRun {
   // and zoo models given another KV cache dtype by their pool.
   std::vector<std::unique_ptr<ModelSpec>> models_;
   std::vector<std::unique_ptr<PerfModel>> perf_;  // one per pool, built in Build
+  FleetPlacement placement_;
+  std::vector<int> restart_pools_;  // pool index of each rolling restart
 };
 
 // Peak resident set size of this process, in KiB (0 if unknown).

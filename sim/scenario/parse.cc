@@ -27,12 +27,22 @@ struct KeyTable {
   std::initializer_list<const char*> keys;
 };
 const KeyTable kTables[] = {
-    {"", {"name", "description", "seed", "duration_s", "warmup_s", "model", "fleet", "traffic", "slo", "perf"}},
-    {"fleet", {"router", "pools"}},
+    {"", {"name", "description", "seed", "duration_s", "warmup_s", "model", "fleet", "traffic", "slo", "perf",
+          "failures"}},
+    {"fleet",
+     {"router", "pools", "gpus_per_node", "nodes_per_rack", "recovery", "health_check", "outlier_ejection", "retries",
+      "max_requests_per_replica", "request_timeout_s", "cold_start", "rolling_restarts"}},
+    {"fleet.health_check", {"interval_s", "timeout_s", "unhealthy_threshold"}},
+    {"fleet.outlier_ejection",
+     {"consecutive_failures", "interval_s", "base_ejection_s", "max_ejection_s", "max_ejection_percent"}},
+    {"fleet.retries", {"max_retries", "base_backoff_ms", "max_backoff_ms", "budget_percent", "min_retry_concurrency"}},
+    {"fleet.cold_start", {"provision_s", "container_start_s", "weight_load_gb_per_s", "warmup_s"}},
+    {"fleet.rolling_restarts[]", {"pool", "at_s", "batch", "drain_timeout_s"}},
+    {"failures[]", {"model", "mtbf_hours", "mttr_s", "at_s", "node", "replica", "rack", "zone", "kind"}},
     {"fleet.pools[]",
      {"name", "model", "gpu", "replicas", "tp", "pp", "engine", "scheduler", "scheduler_options", "preemption",
       "swap_space_gib", "max_model_len", "prefix_caching", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
-      "block_size", "kv_cache_dtype", "pricing_class", "usd_per_gpu_hour", "over_max_model_len"}},
+      "block_size", "kv_cache_dtype", "pricing_class", "usd_per_gpu_hour", "over_max_model_len", "spares", "zone"}},
     // The union of every registered scheduler's options; each scheduler
     // refuses the ones that are not its own.
     {"fleet.pools[].scheduler_options",
@@ -130,6 +140,37 @@ const NumericBound kBounds[] = {
     NumAbove("fleet.pools[].gpu_memory_utilization", 0, 1),
     IntIn("fleet.pools[].block_size", 1, 1024),
     NumIn("fleet.pools[].usd_per_gpu_hour", 0, 1e6),
+    IntIn("fleet.pools[].spares", 0, 100000),
+    IntIn("fleet.gpus_per_node", 1, 1024),
+    IntIn("fleet.nodes_per_rack", 1, 100000),
+    IntIn("fleet.max_requests_per_replica", 1, kMaxTokens),
+    NumAbove("fleet.request_timeout_s", 0, kMaxSeconds),
+    NumAbove("fleet.health_check.interval_s", 0, kMaxSeconds),
+    NumAbove("fleet.health_check.timeout_s", 0, kMaxSeconds),
+    IntIn("fleet.health_check.unhealthy_threshold", 1, 1000),
+    IntIn("fleet.outlier_ejection.consecutive_failures", 1, 1000000),
+    NumAbove("fleet.outlier_ejection.interval_s", 0, kMaxSeconds),
+    NumIn("fleet.outlier_ejection.base_ejection_s", 0, kMaxSeconds),
+    NumIn("fleet.outlier_ejection.max_ejection_s", 0, kMaxSeconds),
+    NumIn("fleet.outlier_ejection.max_ejection_percent", 0, 100),
+    IntIn("fleet.retries.max_retries", 0, 100),
+    NumIn("fleet.retries.base_backoff_ms", 0, kMaxMillis),
+    NumIn("fleet.retries.max_backoff_ms", 0, kMaxMillis),
+    NumIn("fleet.retries.budget_percent", 0, 100),
+    IntIn("fleet.retries.min_retry_concurrency", 0, 1000000),
+    NumIn("fleet.cold_start.provision_s", 0, kMaxSeconds),
+    NumIn("fleet.cold_start.container_start_s", 0, kMaxSeconds),
+    NumIn("fleet.cold_start.weight_load_gb_per_s", 1e-3, 1e6),
+    NumIn("fleet.cold_start.warmup_s", 0, kMaxSeconds),
+    NumIn("fleet.rolling_restarts[].at_s", 0, kMaxSeconds),
+    IntIn("fleet.rolling_restarts[].batch", 1, 100000),
+    NumIn("fleet.rolling_restarts[].drain_timeout_s", 0, kMaxSeconds),
+    NumAbove("failures[].mtbf_hours", 0, 1e9),
+    NumIn("failures[].mttr_s", 0, kMaxSeconds),
+    NumIn("failures[].at_s", 0, kMaxSeconds),
+    IntIn("failures[].node", 0, 10000000),
+    IntIn("failures[].replica", 0, 10000000),
+    IntIn("failures[].rack", 0, 10000000),
     IntIn("traffic.max_requests", 1, int64_t{1} << 40),
     NumAbove("traffic.max_arrival_s", 0, kMaxSeconds),
     NumIn("traffic.trace.start_s", 0, kMaxSeconds),
@@ -603,9 +644,94 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
       p.kv_cache_dtype = kKvCacheDtypes[kv];
     o.String("pricing_class", &p.pricing_class);
     o.OptNumber("usd_per_gpu_hour", &p.usd_per_gpu_hour);
+    o.Int("spares", &p.spares);
+    o.String("zone", &p.zone);
     for (const PoolSpec& q : spec->pools)
       if (o.ok() && q.name == p.name) o.Fail(p.path + ".name", "duplicate pool name \"" + p.name + "\"");
     spec->pools.push_back(std::move(p));
+  }
+}
+
+// The fleet's reliability settings and the scenario's "failures".
+void ParseReliability(Obj& top, Obj& fleet, ScenarioSpec* spec, Status* err) {
+  ReliabilitySpec& r = spec->reliability;
+  fleet.Int("gpus_per_node", &spec->gpus_per_node);
+  fleet.Int("nodes_per_rack", &spec->nodes_per_rack);
+  if (const int rec = fleet.Choice("recovery", {"replace", "repair", "none"}, false); rec >= 0)
+    r.recovery = static_cast<Recovery>(rec);
+  fleet.OptInt("max_requests_per_replica", &r.max_requests_per_replica);
+  fleet.Number("request_timeout_s", &r.request_timeout_s);
+  if (fleet.Has("health_check")) {
+    Obj o(fleet.At("health_check"), "fleet.health_check", "fleet.health_check", err);
+    o.Number("interval_s", &r.health_check.interval_s);
+    o.Number("timeout_s", &r.health_check.timeout_s);
+    o.Int("unhealthy_threshold", &r.health_check.unhealthy_threshold);
+  }
+  if (fleet.Has("outlier_ejection")) {
+    Obj o(fleet.At("outlier_ejection"), "fleet.outlier_ejection", "fleet.outlier_ejection", err);
+    OutlierEjectionSpec oe;
+    o.Int("consecutive_failures", &oe.consecutive_failures);
+    o.Number("interval_s", &oe.interval_s);
+    o.Number("base_ejection_s", &oe.base_ejection_s);
+    o.Number("max_ejection_s", &oe.max_ejection_s);
+    o.Number("max_ejection_percent", &oe.max_ejection_percent);
+    r.outlier_ejection = oe;
+  }
+  if (fleet.Has("retries")) {
+    Obj o(fleet.At("retries"), "fleet.retries", "fleet.retries", err);
+    RetrySpec rs;
+    o.Int("max_retries", &rs.max_retries);
+    o.Number("base_backoff_ms", &rs.base_backoff_ms);
+    o.Number("max_backoff_ms", &rs.max_backoff_ms);
+    o.Number("budget_percent", &rs.budget_percent);
+    o.Int("min_retry_concurrency", &rs.min_retry_concurrency);
+    r.retries = rs;
+  }
+  if (fleet.Has("cold_start")) {
+    Obj o(fleet.At("cold_start"), "fleet.cold_start", "fleet.cold_start", err);
+    o.Number("provision_s", &r.cold_start.provision_s);
+    o.Number("container_start_s", &r.cold_start.container_start_s);
+    o.Number("weight_load_gb_per_s", &r.cold_start.weight_load_gb_per_s);
+    o.Number("warmup_s", &r.cold_start.warmup_s);
+  }
+  if (fleet.Has("rolling_restarts") && err->ok()) {
+    const json& arr = fleet.At("rolling_restarts");
+    if (!arr.is_array()) {
+      fleet.Fail("fleet.rolling_restarts", "expected an array, got " + Describe(arr));
+      return;
+    }
+    for (size_t i = 0; i < arr.size() && err->ok(); ++i) {
+      RollingRestartSpec rr;
+      rr.path = "fleet.rolling_restarts[" + std::to_string(i) + "]";
+      Obj o(arr[i], rr.path, "fleet.rolling_restarts[]", err);
+      o.String("pool", &rr.pool, true);
+      o.Number("at_s", &rr.at_s, true);
+      o.Int("batch", &rr.batch);
+      o.Number("drain_timeout_s", &rr.drain_timeout_s);
+      r.rolling_restarts.push_back(std::move(rr));
+    }
+  }
+  if (top.Has("failures") && err->ok()) {
+    const json& arr = top.At("failures");
+    if (!arr.is_array()) {
+      top.Fail("failures", "expected an array of failure models, got " + Describe(arr));
+      return;
+    }
+    for (size_t i = 0; i < arr.size() && err->ok(); ++i) {
+      FailureSpec f;
+      f.path = "failures[" + std::to_string(i) + "]";
+      Obj o(arr[i], f.path, "failures[]", err);
+      o.String("model", &f.model, true);
+      o.OptNumber("mtbf_hours", &f.mtbf_hours);
+      o.OptNumber("mttr_s", &f.mttr_s);
+      o.OptNumber("at_s", &f.at_s);
+      o.OptInt("node", &f.node);
+      o.OptInt("replica", &f.replica);
+      o.OptInt("rack", &f.rack);
+      o.String("zone", &f.zone);
+      if (const int kind = o.Choice("kind", {"hang", "crash"}, false); kind >= 0) f.kind = kind == 0 ? "hang" : "crash";
+      r.failures.push_back(std::move(f));
+    }
   }
 }
 
@@ -682,6 +808,7 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
     Obj fleet(top.At("fleet"), "fleet", "fleet", &err);
     fleet.String("router", &spec.router);
     ParsePools(fleet, base_dir, &spec, &err);
+    if (err.ok()) ParseReliability(top, fleet, &spec, &err);
   }
   if (err.ok()) ParseTraffic(top, base_dir, &spec, &err);
   if (err.ok() && top.Has("slo")) {

@@ -12,6 +12,7 @@
 
 #include "model/engine_spec.h"
 #include "model/roofline.h"
+#include "sim/cluster/reliability.h"
 #include "sim/traffic/traffic_spec.h"
 
 namespace fleetsim {
@@ -66,6 +67,11 @@ struct PoolSpec {
   std::string kv_cache_dtype = "auto";
   std::string pricing_class = "on_demand";
   std::optional<double> usd_per_gpu_hour;  // overrides the catalogue price
+  // N+k: replicas kept beyond `replicas` (serving like the others; the pool
+  // needs `replicas` ready, what availability.capacity measures).
+  int spares = 0;
+  std::string zone = "zone0";  // its nodes' zone (failures of a zone take them all)
+  int total_replicas() const { return replicas + spares; }
 };
 
 struct ScenarioSpec {
@@ -80,6 +86,12 @@ struct ScenarioSpec {
   std::string model;           // default model of pools and requests (a path already resolved)
   std::string router = "round_robin";
   std::vector<PoolSpec> pools;
+  // Placement: replicas are packed onto nodes of gpus_per_node GPUs in pool
+  // order (each pool starting a node of its own), nodes_per_rack nodes to a
+  // rack within a zone.
+  int gpus_per_node = 8;
+  int nodes_per_rack = 4;
+  ReliabilitySpec reliability;
   TrafficSpec traffic;         // paths already resolved against the scenario's folder
   std::optional<double> ttft_slo_ms;
   std::optional<double> tpot_slo_ms;

@@ -24,6 +24,9 @@ struct Request {
   // Set by a replica that cut the prompt (and if need be the output) to its
   // max_model_len (pools with over_max_model_len "truncate").
   bool truncated = false;
+  // Times this request was sent again after a replica failed under it (0:
+  // the client's first try). Arrivals are counted at the first try only.
+  int32_t attempt = 0;
 };
 
 }  // namespace fleetsim
