@@ -127,7 +127,11 @@ std::string PlanResultToJson(const PlanResult& r, const std::string& fleetsim_ve
   if (plan.node_failure_at_s) {
     // Every run of every config had its worst node fail at this time
     // (configs[].drill_node).
-    w.Key("node_failure").BeginObject().Key("at_s").Double(*plan.node_failure_at_s).EndObject();
+    w.Key("node_failure")
+        .BeginObject()
+        .Key("at_s").Double(*plan.node_failure_at_s)
+        .Key("kind").String(plan.node_failure_kind)
+        .EndObject();
   }
   w.Key("budget_usd_per_hour");
   Opt(w, plan.budget_usd_per_hour ? *plan.budget_usd_per_hour : std::nan(""));

@@ -107,7 +107,8 @@ Status ParseDimension(const json& d, const std::string& file, const std::string&
 }
 
 Status ParseTargets(const ObjectReader& top, const std::string& file, std::vector<PlanTarget>* targets,
-                    std::optional<double>* budget, std::optional<double>* node_failure_at_s) {
+                    std::optional<double>* budget, std::optional<double>* node_failure_at_s,
+                    std::string* node_failure_kind) {
   ObjectReader t;
   FLEETSIM_RETURN_IF_ERROR(top.Object("targets", &t));
   FLEETSIM_RETURN_IF_ERROR(t.CheckKeys({"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "attainment", "max_reject_rate",
@@ -153,12 +154,16 @@ Status ParseTargets(const ObjectReader& top, const std::string& file, std::vecto
   if (t.Has("node_failure")) {
     ObjectReader nf;
     FLEETSIM_RETURN_IF_ERROR(t.Object("node_failure", &nf));
-    FLEETSIM_RETURN_IF_ERROR(nf.CheckKeys({"at_s"}));
-    if (!nf.Has("at_s")) return nf.Error("at_s", "missing required key (when the worst node fails, in seconds)");
+    FLEETSIM_RETURN_IF_ERROR(nf.CheckKeys({"at_s", "kind"}));
     double at = 0;
-    FLEETSIM_RETURN_IF_ERROR(nf.Number("at_s", Bound::kNonNegative, &at));
+    if (nf.Has("at_s")) FLEETSIM_RETURN_IF_ERROR(nf.Number("at_s", Bound::kNonNegative, &at));
     if (at > 1e7) return nf.Error("at_s", "expected at most 1e7 s");
     *node_failure_at_s = at;
+    if (nf.Has("kind")) {
+      FLEETSIM_RETURN_IF_ERROR(nf.String("kind", node_failure_kind));
+      if (*node_failure_kind != "crash" && *node_failure_kind != "hang")
+        return nf.Error("kind", "expected \"crash\" or \"hang\", got \"" + *node_failure_kind + "\"");
+    }
   }
   if (t.Has("budget_usd_per_hour")) {
     double b = 0;
@@ -300,7 +305,8 @@ Status ParsePlan(const std::string& text, const std::string& file, PlanSpec* out
   }
 
   FLEETSIM_RETURN_IF_ERROR(
-      ParseTargets(top, file, &plan.targets, &plan.budget_usd_per_hour, &plan.node_failure_at_s));
+      ParseTargets(top, file, &plan.targets, &plan.budget_usd_per_hour, &plan.node_failure_at_s,
+                   &plan.node_failure_kind));
   if (plan.node_failure_at_s)
     for (const PlanDimension& d : plan.dimensions)
       for (const std::string& k : d.keys)

@@ -56,8 +56,11 @@ struct PlanSpec {
   int shortlist = 3;
   // targets.node_failure: every configuration runs with its worst single
   // node failing (a drill) at this time, so every target is met with any
-  // one node down. Unset: no drill.
+  // one node down. Unset: no drill. By default the node crashes at 0 s, so
+  // the run measures the fleet with that node out (its replacement takes
+  // provisioning and a cold start); "hang" makes the fleet notice it late.
   std::optional<double> node_failure_at_s;
+  std::string node_failure_kind = "crash";
 };
 
 inline constexpr int kMaxPlanReplications = 100;

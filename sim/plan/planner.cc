@@ -236,7 +236,8 @@ struct Planner::Impl {
     if (ParseJson(plan.scenario_text, &base).ok() && base.is_object() && base.contains("failures") &&
         base["failures"].is_array())
       failures = base["failures"];
-    failures.push_back({{"model", "drill"}, {"node", node}, {"at_s", *plan.node_failure_at_s}});
+    failures.push_back(
+        {{"model", "drill"}, {"node", node}, {"at_s", *plan.node_failure_at_s}, {"kind", plan.node_failure_kind}});
     return failures.dump();
   }
 

@@ -582,5 +582,67 @@ TEST_F(PlannerTest, RateScaleAboveMaxRateScale) {
   EXPECT_TRUE(p->meets_all);
 }
 
+// N+k: with every replica on a node of its own (gpus_per_node 1) and the
+// worst node crashed from the start, a pool needs one replica more than
+// without the failure; redundancy searches spares, which serve like
+// replicas, so the family with a spare meets the targets with one required
+// replica fewer, for the same total.
+TEST_F(PlannerTest, NodeFailureTargetNeedsOneMoreReplicaAndRedundancyProvidesIt) {
+  json plan = BasePlan();
+  plan["scenario"]["fleet"]["gpus_per_node"] = 1;
+  plan["dimensions"] = json::array({{{"key", "fleet.pools[0].replicas"}, {"search", "bisect"}, {"min", 1}, {"max", 8}}});
+  plan["scenario"]["fleet"]["pools"][0]["gpu"] = "A100-80G";
+  plan["load"] = {{"rate_scales", {1}}, {"max_rate_scale", 1}};
+  auto plain = MustRun(plan);
+  ASSERT_TRUE(plain);
+  ASSERT_EQ(plain->result().families.size(), 1u);
+  const PlanFamily& f0 = plain->result().families[0];
+  ASSERT_EQ(f0.status, PlanFamily::Status::kMeets) << f0.reason;
+  const int64_t n = *f0.min_replicas;
+  ASSERT_GE(n, 2) << "the test needs a pool of several replicas";
+
+  plan["redundancy"] = {0, 1};
+  plan["targets"]["node_failure"] = json::object();
+  auto failing = MustRun(plan);
+  ASSERT_TRUE(failing);
+  const PlanResult& r = failing->result();
+  ASSERT_EQ(r.families.size(), 2u);
+  ASSERT_TRUE(r.plan.node_failure_at_s.has_value());
+  EXPECT_EQ(*r.plan.node_failure_at_s, 0.0);
+  EXPECT_EQ(r.plan.node_failure_kind, "crash");
+  for (const PlanFamily& f : r.families) {
+    SCOPED_TRACE(f.label);
+    ASSERT_EQ(f.status, PlanFamily::Status::kMeets) << f.reason;
+    const bool spare = f.label.find("spares=1") != std::string::npos;
+    // One node out of n + 1 replicas leaves the n the plain plan needed.
+    EXPECT_EQ(*f.min_replicas, spare ? n : n + 1);
+    const PlanConfig& c = r.configs[f.config];
+    EXPECT_EQ(c.launch.replicas, n + 1) << "spares are deployed too";
+    EXPECT_EQ(c.gpus, n + 1);
+    EXPECT_EQ(c.drill_node, 0) << "every node holds one replica: the first is as bad as any";
+    // The config below the answer ran with its node failed and missed.
+    const PlanPoint* below = FindPoint(r, f.id, *f.min_replicas - 1, 1.0);
+    ASSERT_NE(below, nullptr);
+    EXPECT_FALSE(below->meets_all);
+  }
+}
+
+TEST_F(PlannerTest, RedundancyAndNodeFailureAreChecked) {
+  json plan = BasePlan();
+  plan["redundancy"] = {0, 0};
+  PlanSpec spec;
+  Status s = ParsePlan(plan.dump(), kPlanFile, &spec);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("redundancy[1]"), std::string::npos) << s.message();
+  plan["redundancy"] = {-1};
+  s = ParsePlan(plan.dump(), kPlanFile, &spec);
+  EXPECT_NE(s.message().find("redundancy[0]"), std::string::npos) << s.message();
+  plan["redundancy"] = {1};
+  plan["targets"]["node_failure"] = {{"kind", "explode"}};
+  s = ParsePlan(plan.dump(), kPlanFile, &spec);
+  EXPECT_NE(s.message().find("node_failure"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("explode"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace fleetsim
