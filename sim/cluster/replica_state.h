@@ -156,6 +156,17 @@ class ReplicaState {
   int64_t decode_step() const { return decode_step_; }
   // New KV blocks the decoding set needs to run one more step.
   int64_t DecodeBlocksNeeded() const;
+  // While the decoding set stays as it is: the new blocks of the decode step
+  // `ahead` steps after the next one (DecodeBlocksNeeded() at 0), and the
+  // KV tokens that step reads (BatchShape::decode_kv_tokens).
+  int64_t DecodeBlocksAhead(int64_t ahead) const {
+    return n_decode_ == 0 ? 0 : residue_count_[Residue(-(decode_step_ + ahead))];
+  }
+  int64_t DecodeKvTokensAhead(int64_t ahead) const { return sum_base_ + n_decode_ * (decode_step_ + ahead + 1); }
+  // Decode steps to complete, from now, until the first that gives some
+  // decoder its last token (1: the next one); 0 when none decode. Drops
+  // stale entries from the top of the finish heap.
+  int64_t DecodeStepsToFirstFinish();
   // New KV blocks `id` needs to add `tokens` prefill tokens.
   int64_t ChunkBlocksNeeded(SeqId id, int32_t tokens) const;
   int32_t PrefillLeft(SeqId id) const { return seqs_[id].prefill_target - seqs_[id].prefilled; }

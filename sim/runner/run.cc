@@ -67,6 +67,7 @@ class ForwardingObserver final : public RunObserver {
     inner_->OnIteration(replica, start, end, shape);
   }
   void OnSample(const ReplicaSample& sample) override { inner_->OnSample(sample); }
+  bool WantsIterations() const override { return inner_->WantsIterations(); }
 
  private:
   RunObserver* inner_;
