@@ -134,23 +134,25 @@ bool Replica::TryStartSpan() {
   const int64_t free = state_.kv().free_blocks();
   const size_t plan = static_cast<size_t>(std::min<int64_t>(interior, static_cast<int64_t>(span_plan_)));
   span_.ends.clear();
-  int64_t blocks = 0;
+  span_.blocks.clear();
+  int64_t taken = 0;
   SimTime t = sim_.now();
-  for (size_t i = 0; i < plan; ++i) {
-    if (i > 0) {
-      blocks += state_.DecodeBlocksAhead(static_cast<int64_t>(i));
-      if (blocks > free) break;
+  state_.ForEachDecodeStepAhead([&](int64_t blocks, int64_t kv_tokens) {
+    if (!span_.ends.empty()) {  // iteration 0's blocks are taken
+      taken += blocks;
+      if (taken > free) return false;
     }
-    t += executor_.DecodeStepNs(n, state_.DecodeKvTokensAhead(static_cast<int64_t>(i)));
+    t += executor_.DecodeStepNs(n, kv_tokens);
     span_.ends.push_back(t);
-  }
+    span_.blocks.push_back(blocks);
+    return span_.ends.size() < plan;
+  });
   if (span_.ends.size() < 2) return false;
   span_.active = true;
   span_.start = sim_.now();
   span_.completed = 0;
   span_.started = 1;  // iteration 0 is batch_, its blocks taken by Schedule
   span_.seqs = n;
-  span_scratch_ = batch_;
   span_.event = sim_.At(t, [this] { OnSpanEnd(); });
   return true;
 }
@@ -163,9 +165,7 @@ void Replica::CatchUp(SimTime t) {
     if (sp.started == i) {
       // batch_.start is this iteration's start, the previous one's end.
       if (batch_.start >= t) break;
-      span_scratch_.decodes = false;
-      span_scratch_.shape = BatchShape();
-      state_.AddDecodes(&span_scratch_);
+      state_.StartDecodeStep(sp.blocks[i]);
       ++sp.started;
       ++skipped;
     }
@@ -174,7 +174,7 @@ void Replica::CatchUp(SimTime t) {
     ++iterations_;
     CountBusy(batch_.start, end);
     state_.Complete(
-        span_scratch_, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },
+        batch_, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },
         [](const Seq&) { FLEETSIM_CHECK(false && "a decode span iteration finished a request"); });
     ++sp.completed;
     batch_.start = end;
@@ -209,12 +209,9 @@ void Replica::CutSpan() {
   }
   // The iteration in flight completes as an ordinary batch; the request
   // waits for the step after it.
-  const SimTime start = batch_.start;
-  const uint64_t id = batch_.id;
-  batch_ = span_scratch_;
-  batch_.start = start;
-  batch_.id = id;
-  executor_.Resume(id, span_.ends[span_.completed]);
+  const size_t i = span_.completed;
+  batch_.shape.decode_kv_tokens += static_cast<int64_t>(i) * span_.seqs;
+  executor_.Resume(batch_.id, span_.ends[span_.completed]);
 }
 
 void Replica::OnBatchDone(uint64_t batch_id) {

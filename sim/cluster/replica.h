@@ -172,11 +172,14 @@ class Replica {
   // runs from ends[i-1], or `start` for i = 0, to ends[i]); the first
   // `completed` are applied to the state, and the first `started` have
   // their blocks allocated (completed <= started <= completed + 1).
-  // batch_.start is the start of iteration `completed` while active.
+  // While active, batch_ is iteration 0's batch (each iteration's is the
+  // same but for decode_kv_tokens, `seqs` more per step) and batch_.start
+  // the start of iteration `completed`.
   struct DecodeSpan {
     bool active = false;
     SimTime start = 0;
     std::vector<SimTime> ends;
+    std::vector<int64_t> blocks;  // new KV blocks of each iteration
     size_t completed = 0;
     size_t started = 0;
     int64_t seqs = 0;  // decoders
@@ -189,7 +192,6 @@ class Replica {
   static constexpr size_t kMinSpanPlan = 16;
   static constexpr size_t kMaxSpanPlan = size_t{1} << 16;
   size_t span_plan_ = kMinSpanPlan;
-  Batch span_scratch_;  // the batch each span iteration is applied with
 };
 
 }  // namespace fleetsim
