@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs scenarios/bench-1m.json on one core and prints the figures the spine
-# is held to: wall time, simulated requests per wall second, events per
-# second and peak RSS (targets: < 10 s, < 1 GB).
+# Runs scenarios/bench-1m.json (then bench-fleet-week.json) on one core and
+# prints the figures the spine is held to: wall time, simulated requests per
+# wall second, events per second and peak RSS (targets: < 10 s, < 1 GB).
 set -euo pipefail
 build=${1:-build}
 out=$(mktemp -d)
@@ -19,6 +19,26 @@ print(f"  wall time           {run['wall_s']:.2f} s   (target < 10 s)")
 print(f"  simulated requests  {run['requests_per_wall_s']:,.0f} per wall second")
 print(f"  events              {run['events']:,} at {run['events_per_s']:,.0f} per second")
 print(f"  peak RSS            {run['peak_rss_mb']:.0f} MB   (target < 1024 MB)")
+print(f"  simulated           {s['sim']['simulated_s']:.0f} s, {s['throughput']['requests_per_s']:.1f} req/s served, "
+      f"TTFT p99 {s['latency_ms']['ttft']['p99']:.0f} ms, TPOT p99 {s['latency_ms']['tpot']['p99']:.1f} ms")
+PY
+
+# A week of a 1,000-replica fleet at low load (0.02 req/s per replica): the
+# decode spans' case, where nearly every iteration decodes one sequence
+# alone (sim/cluster/replica.h). Target: < 60 s on one core.
+cmd=("./$build/fleetsim" run scenarios/bench-fleet-week.json --out "$out/week" --quiet)
+if command -v taskset >/dev/null; then cmd=(taskset -c 0 "${cmd[@]}"); fi
+"${cmd[@]}"
+python3 - "$out/week" <<'PY'
+import json, sys
+d = sys.argv[1]
+run = json.load(open(f"{d}/run.json"))
+s = json.load(open(f"{d}/summary.json"))
+print("bench-fleet-week (604,800 s at 20 req/s, 1,000 x Llama-3.1-8B on H100, one core)")
+print(f"  wall time           {run['wall_s']:.2f} s   (target < 60 s)")
+print(f"  simulated requests  {run['requests_per_wall_s']:,.0f} per wall second")
+print(f"  events              {run['events']:,} at {run['events_per_s']:,.0f} per second")
+print(f"  peak RSS            {run['peak_rss_mb']:.0f} MB")
 print(f"  simulated           {s['sim']['simulated_s']:.0f} s, {s['throughput']['requests_per_s']:.1f} req/s served, "
       f"TTFT p99 {s['latency_ms']['ttft']['p99']:.0f} ms, TPOT p99 {s['latency_ms']['tpot']['p99']:.1f} ms")
 PY

@@ -59,6 +59,12 @@ class BatchScheduler {
   virtual void Schedule(ReplicaState& state, SimTime now, Batch* batch) = 0;
   // The engine restarted: forget what was learnt from earlier batches.
   virtual void Reset() {}
+  // The replica ran `steps` iterations without calling Schedule (a decode
+  // span, replica.h): each was what Schedule would have built from a state
+  // holding only decoders whose next blocks fit, i.e. every decoder and
+  // nothing else. Applies to the scheduler's own state what those Schedule
+  // calls would have, exactly; schedulers that keep none need nothing.
+  virtual void SkipDecodeSteps(int64_t steps) { (void)steps; }
 };
 
 // Errors name the offending option ("chunk_size: expected ...").

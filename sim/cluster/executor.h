@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "model/batch_shape.h"
 #include "model/perf_model.h"
@@ -36,8 +37,22 @@ class SimulatedExecutor final : public Executor {
   int max_in_flight() const override { return depth_; }
   void Launch(uint64_t batch_id, const BatchShape& shape) override;
   void Reset() override { busy_until_ = 0; }
+  // Decode spans (replica.h), which time their iterations themselves:
+  // IterationNs of a decode-only step of `seqs` sequences reading
+  // `kv_tokens` (the shape ReplicaState::AddDecodes builds), remembered for
+  // one to kMemoSeqs sequences, where a replica spends most of its decode
+  // steps at low load.
+  int64_t DecodeStepNs(int64_t seqs, int64_t kv_tokens);
+  // Schedules the completion of batch `batch_id`, which began earlier, at
+  // `end` (a decode span cut short).
+  void Resume(uint64_t batch_id, SimTime end);
 
  private:
+  static constexpr int64_t kMemoSeqs = 2;
+  static constexpr int64_t kMemoKvTokens = int64_t{1} << 18;
+  // [seqs - 1][kv_tokens]: the step's time, 0 while unknown (IterationNs is
+  // at least 1).
+  std::vector<std::vector<int32_t>> decode_ns_;
   Simulation& sim_;
   const PerfModel& perf_;
   int depth_;

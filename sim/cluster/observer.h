@@ -74,6 +74,10 @@ class RunObserver {
   // sequences that got their previous token at the same instant.
   virtual void OnTokenGaps(SimTime at, SimTime gap, int64_t count) = 0;
   virtual void OnIteration(int replica, SimTime start, SimTime end, const BatchShape& shape) = 0;
+  // Whether OnIteration calls are wanted now. When not, a replica may run a
+  // stretch of decode-only iterations as one event (Replica's decode spans)
+  // and report none of them; every other report is the same either way.
+  virtual bool WantsIterations() const { return true; }
   // Once per simulated second per replica (and at the end of the run).
   virtual void OnSample(const ReplicaSample& sample) = 0;
   // A replica's lifecycle: "failure", "crash", "ejected", "unejected", a

@@ -91,6 +91,7 @@ void Replica::Submit(Request req) {
 }
 
 void Replica::Enqueue(Request req) {
+  if (span_.active) CutSpan();
   state_.Enqueue(std::move(req), sim_.now());
   StepAtEndOfInstant();
 }
@@ -113,7 +114,106 @@ void Replica::MaybeStep() {
   if (batch_.empty()) return;  // waits for memory or a new request
   batch_.id = next_batch_id_++;
   ++in_flight_;
+  if (TryStartSpan()) return;
   executor_.Launch(batch_.id, batch_.shape);
+}
+
+bool Replica::TryStartSpan() {
+  if (!options_.decode_spans || executor_.max_in_flight() != 1 || !batch_.decodes || !batch_.chunks.empty() ||
+      batch_.shape.swap_in_tokens + batch_.shape.swap_out_tokens > 0 || !state_.waiting().empty() ||
+      !state_.prefilling().empty() || !state_.swapped().empty() || observer_.WantsIterations())
+    return false;
+  // Iteration i completes decode step D + i + 1 (D: decode_step() now); the
+  // first to give a decoder its last token stays out of the span.
+  const int64_t interior = state_.DecodeStepsToFirstFinish() - 1;
+  if (interior < 2) return false;
+  const int64_t n = state_.num_decoding();
+  FLEETSIM_CHECK(batch_.shape.decode_seqs == n && batch_.shape.sampled_seqs == n &&
+                 batch_.shape.decode_kv_tokens == state_.DecodeKvTokensAhead(0) && batch_.shape.cached_tokens == 0);
+  // Iteration i >= 1 allocates its blocks at its start; nothing frees any
+  // before the span ends, so it fits (and the scheduler would not preempt)
+  // while the blocks taken since the span began fit in what was free then.
+  const int64_t free = state_.kv().free_blocks();
+  const size_t plan = static_cast<size_t>(std::min<int64_t>(interior, static_cast<int64_t>(span_plan_)));
+  span_.ends.clear();
+  span_.blocks.clear();
+  int64_t taken = 0;
+  SimTime t = sim_.now();
+  state_.ForEachDecodeStepAhead([&](int64_t blocks, int64_t kv_tokens) {
+    if (!span_.ends.empty()) {  // iteration 0's blocks are taken
+      taken += blocks;
+      if (taken > free) return false;
+    }
+    t += executor_.DecodeStepNs(n, kv_tokens);
+    span_.ends.push_back(t);
+    span_.blocks.push_back(blocks);
+    return span_.ends.size() < plan;
+  });
+  if (span_.ends.size() < 2) return false;
+  span_.active = true;
+  span_.start = sim_.now();
+  span_.completed = 0;
+  span_.started = 1;  // iteration 0 is batch_, its blocks taken by Schedule
+  span_.seqs = n;
+  span_.event = sim_.At(t, [this] { OnSpanEnd(); });
+  return true;
+}
+
+void Replica::CatchUp(SimTime t) {
+  DecodeSpan& sp = span_;
+  int64_t skipped = 0;  // iterations started without calling Schedule
+  while (sp.completed < sp.ends.size()) {
+    const size_t i = sp.completed;
+    if (sp.started == i) {
+      // batch_.start is this iteration's start, the previous one's end.
+      if (batch_.start >= t) break;
+      state_.StartDecodeStep(sp.blocks[i]);
+      ++sp.started;
+      ++skipped;
+    }
+    const SimTime end = sp.ends[i];
+    if (end > t) break;
+    ++iterations_;
+    CountBusy(batch_.start, end);
+    state_.Complete(
+        batch_, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },
+        [](const Seq&) { FLEETSIM_CHECK(false && "a decode span iteration finished a request"); });
+    ++sp.completed;
+    batch_.start = end;
+  }
+  if (skipped > 0) scheduler_->SkipDecodeSteps(skipped);
+}
+
+void Replica::OnSpanEnd() {
+  CatchUp(sim_.now());
+  FLEETSIM_CHECK(span_.completed == span_.ends.size());
+  span_.active = false;
+  --in_flight_;
+  span_plan_ = std::min(kMaxSpanPlan, 2 * span_plan_);
+  // As OnBatchDone after the span's last iteration.
+  if (sim_.MoreNow()) {
+    StepAtEndOfInstant();
+  } else {
+    MaybeStep();
+  }
+}
+
+void Replica::CutSpan() {
+  CatchUp(sim_.now());
+  sim_.Cancel(span_.event);
+  span_.active = false;
+  span_plan_ = kMinSpanPlan;
+  if (span_.started == span_.completed) {
+    // At an iteration boundary: nothing is in flight, and the next step is
+    // built at the end of this instant, with the request.
+    --in_flight_;
+    return;
+  }
+  // The iteration in flight completes as an ordinary batch; the request
+  // waits for the step after it.
+  const size_t i = span_.completed;
+  batch_.shape.decode_kv_tokens += static_cast<int64_t>(i) * span_.seqs;
+  executor_.Resume(batch_.id, span_.ends[span_.completed]);
 }
 
 void Replica::OnBatchDone(uint64_t batch_id) {
@@ -122,8 +222,7 @@ void Replica::OnBatchDone(uint64_t batch_id) {
   --in_flight_;
   ++iterations_;
   const SimTime end = sim_.now();
-  busy_accum_ += end - std::max(batch_.start, last_take_);
-  if (end > options_.busy_from) busy_total_ += end - std::max(batch_.start, options_.busy_from);
+  CountBusy(batch_.start, end);
   observer_.OnIteration(options_.index, batch_.start, end, batch_.shape);
   state_.Complete(
       batch_, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },
@@ -141,6 +240,7 @@ void Replica::OnBatchDone(uint64_t batch_id) {
 }
 
 int64_t Replica::CachedPrefixTokens(const Request& req) const {
+  Sync();
   const PrefixCache* cache = state_.kv().cache();
   if (!cache || req.prefix_blocks.empty() || req.prefix_block_tokens <= 0) return 0;
   std::vector<PrefixCache::NodeId> nodes;
@@ -149,6 +249,7 @@ int64_t Replica::CachedPrefixTokens(const Request& req) const {
 }
 
 SimTime Replica::TakeBusyTime(SimTime now) {
+  if (span_.active) CatchUp(now);
   SimTime busy = busy_accum_;
   if (in_flight_ > 0) busy += now - std::max(batch_.start, last_take_);
   busy_accum_ = 0;
@@ -157,6 +258,7 @@ SimTime Replica::TakeBusyTime(SimTime now) {
 }
 
 void Replica::ReportUnfinished(SimTime end, std::string_view reason) {
+  if (span_.active) CatchUp(end);
   for (const auto& [slot, req] : in_server_)
     observer_.OnFinished(UnservedRecord(req, options_.index, end, RequestStatus::kUnfinished, reason));
   in_server_.clear();
@@ -170,6 +272,13 @@ void Replica::ReportUnfinished(SimTime end, std::string_view reason) {
 
 void Replica::Evict(std::vector<Evicted>* out) {
   const SimTime now = sim_.now();
+  if (span_.active) {
+    // What the span ran by now happened; the rest never will.
+    CatchUp(now);
+    sim_.Cancel(span_.event);
+    span_.active = false;
+    span_plan_ = kMinSpanPlan;
+  }
   std::vector<Evicted> held;
   for (auto& [slot, req] : in_server_)
     held.push_back({req, UnservedRecord(req, options_.index, now, RequestStatus::kFailed, "")});

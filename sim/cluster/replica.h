@@ -4,8 +4,27 @@
 // Owns its state (queues, KV blocks), its batch scheduler and its executor;
 // reports to a RunObserver. Iterations run back to back while there is
 // work; an idle replica wakes when a request arrives.
+//
+// Decode spans. At low load a replica mostly decodes a few sequences alone,
+// one event per iteration. When it holds nothing but decoders (nothing
+// waiting, prefilling or swapped), the iterations up to the one where the
+// first decoder finishes are all determined: each is every decoder and
+// nothing else, for as long as the decoders' next blocks fit. Such a
+// stretch, less its last (finishing) iteration, runs as one event: a span.
+// The state is brought forward lazily (CatchUp): an iteration counts as
+// started (its blocks allocated) once time passes its start, and as
+// completed (tokens, gaps, busy time) once time reaches its end, which is
+// what any event of that instant saw on the per-iteration path (an event at
+// an iteration boundary ran either before the completion, or after it with
+// the next step deferred to the end of the instant). Everything that reads
+// the state from outside (state(), iterations(), TakeBusyTime,
+// ReportUnfinished) catches up first. A request reaching the engine during
+// a span cuts it: the iteration in flight becomes an ordinary batch and the
+// request joins the next step, as it did before. The finishing iteration
+// always runs on the ordinary path, so requests finish at the same events.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -52,6 +71,11 @@ struct ReplicaOptions {
   // (completed or rejected): the cluster's retry budget counts retries in
   // flight.
   std::function<void()> on_retried_end;
+  // Run stretches of decode-only iterations as one event (decode spans,
+  // below) when the observer wants no per-iteration reports. Results are
+  // identical either way; false only in tests that check that against the
+  // per-iteration path.
+  bool decode_spans = true;
 };
 
 class Replica {
@@ -69,7 +93,11 @@ class Replica {
 
   const ReplicaOptions& options() const { return options_; }
   void SetRetriedEnd(std::function<void()> fn) { options_.on_retried_end = std::move(fn); }
-  const ReplicaState& state() const { return state_; }
+  // As of the last iteration completed by now (a decode span catches up).
+  const ReplicaState& state() const {
+    Sync();
+    return state_;
+  }
   // Requests held (in the API server, waiting, running); what
   // least_outstanding compares.
   int64_t outstanding() const { return state_.num_live() + static_cast<int64_t>(in_server_.size()); }
@@ -81,9 +109,15 @@ class Replica {
   // Time spent running iterations since the previous call (or the start),
   // up to `now`; for per-second busy fractions.
   SimTime TakeBusyTime(SimTime now);
-  uint64_t iterations() const { return iterations_; }
+  uint64_t iterations() const {
+    Sync();
+    return iterations_;
+  }
   // Time spent in iterations that ended, from options().busy_from on.
-  SimTime busy_time() const { return busy_total_; }
+  SimTime busy_time() const {
+    Sync();
+    return busy_total_;
+  }
 
   // End of run: reports every request still held as unfinished.
   void ReportUnfinished(SimTime end, std::string_view reason);
@@ -111,6 +145,27 @@ class Replica {
   void StepAtEndOfInstant();
   void OnBatchDone(uint64_t batch_id);
   RequestRecord RecordOf(const Seq& s, RequestStatus status) const;
+  // Runs the decode-only batch_ (launched, blocks allocated) and the decode
+  // steps after it as a span, if the state allows one. Returns false when
+  // it does not (the caller launches batch_ as usual).
+  bool TryStartSpan();
+  // Applies the span's iterations that started before `t` and those that
+  // ended by `t`.
+  void CatchUp(SimTime t);
+  // The span's event, at the end of its last iteration.
+  void OnSpanEnd();
+  // A request reached the engine during the span: ends it at now.
+  void CutSpan();
+  // Catches a span up to now. Logically const: those iterations are already
+  // determined, only not yet written into the state.
+  void Sync() const {
+    if (span_.active) const_cast<Replica*>(this)->CatchUp(sim_.now());
+  }
+  // Busy-time bookkeeping of an iteration that ran over [start, end].
+  void CountBusy(SimTime start, SimTime end) {
+    busy_accum_ += end - std::max(start, last_take_);
+    if (end > options_.busy_from) busy_total_ += end - std::max(start, options_.busy_from);
+  }
 
   Simulation& sim_;
   ReplicaOptions options_;
@@ -131,6 +186,31 @@ class Replica {
   SimTime busy_accum_ = 0;
   SimTime last_take_ = 0;
   SimTime busy_total_ = 0;
+
+  // The decode span in progress. Its iterations are ends[0..) (iteration i
+  // runs from ends[i-1], or `start` for i = 0, to ends[i]); the first
+  // `completed` are applied to the state, and the first `started` have
+  // their blocks allocated (completed <= started <= completed + 1).
+  // While active, batch_ is iteration 0's batch (each iteration's is the
+  // same but for decode_kv_tokens, `seqs` more per step) and batch_.start
+  // the start of iteration `completed`.
+  struct DecodeSpan {
+    bool active = false;
+    SimTime start = 0;
+    std::vector<SimTime> ends;
+    std::vector<int64_t> blocks;  // new KV blocks of each iteration
+    size_t completed = 0;
+    size_t started = 0;
+    int64_t seqs = 0;  // decoders
+    EventId event;
+  };
+  DecodeSpan span_;
+  // Iterations planned per span at most: doubles while spans run to their
+  // end, back to the minimum when an arrival cuts one, so that a busy
+  // replica does not plan far ahead for nothing.
+  static constexpr size_t kMinSpanPlan = 16;
+  static constexpr size_t kMaxSpanPlan = size_t{1} << 16;
+  size_t span_plan_ = kMinSpanPlan;
 };
 
 }  // namespace fleetsim

@@ -52,6 +52,16 @@ int64_t ReplicaState::DecodeBlocksNeeded() const {
   return residue_count_[Residue(-decode_step_)];
 }
 
+int64_t ReplicaState::DecodeStepsToFirstFinish() {
+  while (!finish_heap_.empty()) {
+    const FinishEntry& e = finish_heap_.top();
+    const Seq& s = seqs_[e.seq];
+    if (s.phase == SeqPhase::kDecode && s.heap_gen == e.gen) return std::max<int64_t>(1, e.step - decode_step_);
+    finish_heap_.pop();
+  }
+  return 0;
+}
+
 int64_t ReplicaState::ChunkBlocksNeeded(SeqId id, int32_t tokens) const {
   const Seq& s = seqs_[id];
   if (s.reserved) return 0;

@@ -158,6 +158,30 @@ class ReplicaState {
   int64_t decode_step() const { return decode_step_; }
   // New KV blocks the decoding set needs to run one more step.
   int64_t DecodeBlocksNeeded() const;
+  // While the decoding set stays as it is: calls fn(blocks, kv_tokens) for
+  // the next decode steps in order (DecodeBlocksNeeded() and the
+  // BatchShape::decode_kv_tokens of each), until fn returns false.
+  template <typename Fn>
+  void ForEachDecodeStepAhead(Fn&& fn) const {
+    if (n_decode_ == 0) return;
+    int r = Residue(-decode_step_);
+    for (int64_t kv = sum_base_ + n_decode_ * (decode_step_ + 1);; kv += n_decode_) {
+      if (!fn(residue_count_[r], kv)) return;
+      r = r == 0 ? block_size_ - 1 : r - 1;
+    }
+  }
+  int64_t DecodeKvTokensAhead(int64_t ahead) const { return sum_base_ + n_decode_ * (decode_step_ + ahead + 1); }
+  // What AddDecodes does to the state, without a Batch: a decode span's
+  // iteration starts. `blocks` must be DecodeBlocksNeeded() (the span
+  // planned it with ForEachDecodeStepAhead). REQUIRES: as AddDecodes.
+  void StartDecodeStep(int64_t blocks) {
+    inflight_decode_blocks_ = blocks;
+    if (blocks > 0) kv_.Allocate(blocks);
+  }
+  // Decode steps to complete, from now, until the first that gives some
+  // decoder its last token (1: the next one); 0 when none decode. Drops
+  // stale entries from the top of the finish heap.
+  int64_t DecodeStepsToFirstFinish();
   // New KV blocks `id` needs to add `tokens` prefill tokens.
   int64_t ChunkBlocksNeeded(SeqId id, int32_t tokens) const;
   int32_t PrefillLeft(SeqId id) const { return seqs_[id].prefill_target - seqs_[id].prefilled; }

@@ -96,6 +96,12 @@ void SglangScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
   sched::RunDecodes(state, now, batch);
 }
 
+void SglangScheduler::SkipDecodeSteps(int64_t steps) {
+  // The same subtractions one at a time (the rounding is Schedule's), until
+  // the floor holds it.
+  for (int64_t i = 0; i < steps && ratio_ > min_ratio_; ++i) ratio_ = std::max(min_ratio_, ratio_ - decay_);
+}
+
 void SglangScheduler::Retract(ReplicaState& state, SimTime now, Batch* batch) {
   const int64_t block = state.kv().block_size();
   for (bool first = true;

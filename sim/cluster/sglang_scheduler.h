@@ -45,6 +45,8 @@ class SglangScheduler final : public BatchScheduler {
   static Status Make(const SchedulerLimits& limits, const SchedulerParams& params,
                      std::unique_ptr<BatchScheduler>* out);
   void Schedule(ReplicaState& state, SimTime now, Batch* batch) override;
+  // Each decode step that fits decays the ratio once.
+  void SkipDecodeSteps(int64_t steps) override;
   StepLimits step_limits() const override { return {options_.chunked_prefill_size, limits_.max_num_seqs, "scheduler_options.chunked_prefill_size (prefill tokens per chunk)"}; }
   PrefixCachePolicy prefix_cache_policy() const override { return {true, true, PrefixCache::Eviction::kLeafLru}; }
   StateRules state_rules() const override {

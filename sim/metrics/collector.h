@@ -155,6 +155,8 @@ class MetricsCollector final : public RunObserver {
   void OnFinished(const RequestRecord& rec) override;
   void OnTokenGaps(SimTime at, SimTime gap, int64_t count) override;
   void OnIteration(int replica, SimTime start, SimTime end, const BatchShape& shape) override;
+  // Only the trace records iterations, and none after its cut.
+  bool WantsIterations() const override { return trace_.is_open() && trace_cut_ < 0; }
   void OnSample(const ReplicaSample& sample) override;
   void OnReplicaEvent(int replica, SimTime at, std::string_view event) override;
   // Measured requests are also counted by whether they arrived inside a

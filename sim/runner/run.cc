@@ -112,6 +112,7 @@ class ForwardingObserver final : public RunObserver {
   void OnReplicaEvent(int replica, SimTime at, std::string_view event) override {
     inner_->OnReplicaEvent(replica, at, event);
   }
+  bool WantsIterations() const override { return inner_->WantsIterations(); }
 
  private:
   RunObserver* inner_;
