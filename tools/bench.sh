@@ -41,6 +41,10 @@ print(f"  events              {run['events']:,} at {run['events_per_s']:,.0f} pe
 print(f"  peak RSS            {run['peak_rss_mb']:.0f} MB")
 print(f"  simulated           {s['sim']['simulated_s']:.0f} s, {s['throughput']['requests_per_s']:.1f} req/s served, "
       f"TTFT p99 {s['latency_ms']['ttft']['p99']:.0f} ms, TPOT p99 {s['latency_ms']['tpot']['p99']:.1f} ms")
+f = s['failures']
+print(f"  failures            {f['events']} GPU failures, {f['requests_failed']} requests failed, "
+      f"{f['requests_retried']} retried, availability {s['availability']['requests']:.6f} of requests, "
+      f"{s['availability']['capacity']:.6f} of capacity")
 PY
 
 # The same traffic with a profile-based PerfModel against the roofline: the

@@ -519,6 +519,21 @@ int CmdValidate(const std::string& path, const std::vector<std::string>& overrid
                                 .c_str()
                           : "");
   }
+  {
+    // Placement and failures (docs/reliability.md).
+    const FleetPlacement& fp = run->placement();
+    const ScenarioSpec& sp = run->spec();
+    std::printf("  nodes     %d of %d GPUs in %d racks, zones:", fp.nodes(), sp.gpus_per_node, fp.racks);
+    for (const std::string& z : fp.zones) std::printf(" %s", z.c_str());
+    std::printf("\n");
+    for (const PoolPlan& p : run->pools())
+      if (p.spec->spares > 0)
+        std::printf("  pool %-12s N+%d: %d replicas required, %d deployed\n", p.spec->name.c_str(), p.spec->spares,
+                    p.spec->replicas, p.spec->total_replicas());
+    const ReliabilitySpec& r = sp.reliability;
+    for (const FailureSpec& f : r.failures)
+      std::printf("  failures  %s (%s), recovery %s\n", f.model.c_str(), f.path.c_str(), RecoveryName(r.recovery));
+  }
   std::fputs(traffic.c_str(), stdout);
   return 0;
 }
@@ -555,6 +570,9 @@ int CmdList(const Catalog& catalog, const Policies& policies) {
     std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
   std::printf("routers:\n");
   for (const auto& e : policies.routers.entries())
+    std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
+  std::printf("failure models:\n");
+  for (const auto& e : policies.failure_models.entries())
     std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
   std::printf("perf sources:\n  %-18s %s\n  %-18s %s\n", "roofline",
               "datasheet ceilings x measured efficiencies (model/roofline.h)", "profile",

@@ -62,6 +62,7 @@ void Cluster::Transition(int i, ReplicaPhase phase) {
   const bool was = Serving(m);
   m.view.phase_ = phase;
   m.history.emplace_back(sim_.now(), phase);
+  if (phase == ReplicaPhase::kReady) m.ready_since = sim_.now();  // health checks count from here
   const bool is = Serving(m);
   if (was != is) {
     AccrueCapacity();
@@ -154,7 +155,9 @@ void Cluster::At(SimTime t, std::function<void()> fn) { sim_.At(std::max(t, sim_
 
 // ---- routing ----
 
-void Cluster::Route(Request&& req) {
+void Cluster::Route(Request&& req) { RouteAvoiding(std::move(req), -1); }
+
+void Cluster::RouteAvoiding(Request&& req, int avoid) {
   const std::string& model = req.model.empty() ? default_model_ : req.model;
   auto it = ready_.find(model);
   auto turn_away = [&](std::string_view reason) {
@@ -173,6 +176,7 @@ void Cluster::Route(Request&& req) {
   }
   const std::vector<const ReplicaView*>& cands = it->second;
   size_t pick = router_->Route(req, cands);
+  if (cands[pick]->index() == avoid && cands.size() > 1) pick = (pick + 1) % cands.size();
   if (spec_.max_requests_per_replica && cands[pick]->outstanding() >= *spec_.max_requests_per_replica) {
     // The breaker of the router's choice is open: the next replica in
     // order with room, else none.
@@ -239,8 +243,8 @@ void Cluster::ReportUnfinished(SimTime end, std::string_view reason) {
     m.stalled.clear();
     SyncStalled(m);
   }
-  for (auto& [seq, req] : retry_wait_)
-    observer_.OnFinished(UnservedRecord(req, -1, end, RequestStatus::kUnfinished, reason));
+  for (auto& [seq, wait] : retry_wait_)
+    observer_.OnFinished(UnservedRecord(wait.first, -1, end, RequestStatus::kUnfinished, reason));
   retry_wait_.clear();
 }
 
@@ -293,7 +297,7 @@ void Cluster::Fail(const std::vector<int>& replicas, FailureKind kind, std::opti
       // A dead process (or a replica out of routing anyway) is known at once.
       Release(std::move(held), i, "replica_failed");
       Notice(i);
-      StartRecovery(i, std::nullopt);
+      StartRecovery(i, repair);
       continue;
     }
     // A hang: its requests wait, each until its timeout or the health
@@ -433,7 +437,7 @@ int64_t Cluster::ActiveRequests() const {
   return n;
 }
 
-void Cluster::Release(std::vector<Replica::Evicted> held, int, std::string_view reason) {
+void Cluster::Release(std::vector<Replica::Evicted> held, int from, std::string_view reason) {
   if (held.empty()) return;
   const std::optional<RetrySpec>& rs = spec_.retries;
   const int64_t active = rs ? ActiveRequests() + static_cast<int64_t>(held.size()) : 0;
@@ -449,11 +453,11 @@ void Cluster::Release(std::vector<Replica::Evicted> held, int, std::string_view 
       FailRequest(e, "retry_budget_exhausted");
       continue;
     }
-    Retry(std::move(e));
+    Retry(std::move(e), from);
   }
 }
 
-void Cluster::Retry(Replica::Evicted e) {
+void Cluster::Retry(Replica::Evicted e, int from) {
   if (e.req.attempt == 0) {
     ++requests_retried_;
     ++active_retries_;
@@ -468,13 +472,14 @@ void Cluster::Retry(Replica::Evicted e) {
       std::min(rs.max_backoff_ms, rs.base_backoff_ms * (std::ldexp(1.0, std::min(req.attempt, 60)) - 1));
   const SimTime delay = MillisToTime(retry_rng_.Uniform() * ceiling_ms);
   const uint64_t seq = next_retry_++;
-  retry_wait_.emplace(seq, std::move(req));
+  retry_wait_.emplace(seq, std::make_pair(std::move(req), from));
   sim_.After(delay, [this, seq] {
     auto it = retry_wait_.find(seq);
     if (it == retry_wait_.end()) return;
-    Request r = std::move(it->second);
+    Request r = std::move(it->second.first);
+    const int avoid = it->second.second;
     retry_wait_.erase(it);
-    Route(std::move(r));
+    RouteAvoiding(std::move(r), avoid);
   });
 }
 

@@ -222,7 +222,10 @@ class Cluster final : private FailureTarget {
   void BackUp(int i);
   // Requests a replica let go of: retried or failed to the client.
   void Release(std::vector<Replica::Evicted> held, int from, std::string_view reason);
-  void Retry(Replica::Evicted e);
+  void Retry(Replica::Evicted e, int from);
+  // Route, never to replica `avoid` while another is ready (a retry skips
+  // the replica that failed it, as Envoy's previous_hosts predicate does).
+  void RouteAvoiding(Request&& req, int avoid);
   void FailRequest(Replica::Evicted& e, std::string_view reason);
   void OnRequestError(int i);
   void RetriedEnded() { --active_retries_; }
@@ -258,7 +261,8 @@ class Cluster final : private FailureTarget {
   std::vector<std::pair<SimTime, double>> detections_;  // when, delay (s)
   int64_t requests_failed_ = 0, requests_retried_ = 0, retries_ = 0, partial_tokens_ = 0;
   int64_t active_retries_ = 0;
-  std::map<uint64_t, Request> retry_wait_;  // backing off, by sequence number
+  // Retries backing off, by sequence number, with the replica they failed on.
+  std::map<uint64_t, std::pair<Request, int>> retry_wait_;
   uint64_t next_retry_ = 0;
   TimeWindows failure_windows_, restart_windows_;
   // Availability: pools below their required ready replicas, and the time

@@ -536,6 +536,38 @@ std::vector<BadCase> BadCases() {
         {"backend": "cpu", "name": "x", "memory_bytes": 8589934592, "gemm_tflops": {"bf16": 0.05}, "copy_gbps": 10}})"}};
     v.push_back(c);
   }
+  // ---- failures, recovery and rolling restarts (docs/reliability.md) ----
+  {
+    const auto failures = [&](json list) { return With(g, [&](json& j) { j["failures"] = list; }); };
+    v.push_back(Case("UnknownFailureModel", failures(json::parse(R"([{"model": "meteor"}])")),
+                     {"failures[0].model: unknown failure model \"meteor\"", "known:", "gpu", "engine_crash",
+                      "drill"}));
+    v.push_back(Case("DrillOnMissingNode", failures(json::parse(R"([{"model": "drill", "node": 5, "at_s": 10}])")),
+                     {"failures[0].node: 5 is not a node of the fleet (it has 1, numbered from 0)"}));
+    v.push_back(Case("DrillOnMissingZone",
+                     failures(json::parse(R"([{"model": "drill", "zone": "mars", "at_s": 10}])")),
+                     {"failures[0].zone: unknown zone \"mars\"", "known:", "zone0"}));
+    v.push_back(Case("KeyTheModelDoesNotRead",
+                     failures(json::parse(R"([{"model": "drill", "replica": 0, "at_s": 10, "mtbf_hours": 5}])")),
+                     {"failures[0].mtbf_hours: not a key of failure model \"drill\"", "its keys:", "at_s"}));
+    v.push_back(Case("DrillWithTwoTargets",
+                     failures(json::parse(R"([{"model": "drill", "replica": 0, "node": 0, "at_s": 10}])")),
+                     {"failures[0]: ", "exactly one of replica, node, rack or zone"}));
+    v.push_back(Case("NodeModelWithoutMtbf", failures(json::parse(R"([{"model": "node"}])")),
+                     {"failures[0].mtbf_hours: required by failure model \"node\""}));
+    v.push_back(Case("RepairWithoutMttr",
+                     With(failures(json::parse(R"([{"model": "gpu"}, {"model": "node", "mtbf_hours": 1000}])")),
+                          [](json& j) { j["fleet"]["recovery"] = "repair"; }),
+                     {"failures[0].mttr_s: required when fleet.recovery is \"repair\""}));
+    v.push_back(Case("FailuresNotAnArray", With(g, [](json& j) { j["failures"] = {{"model", "gpu"}}; }),
+                     {"failures: expected an array of failure models", "{\"model\":\"gpu\"}"}));
+    v.push_back(Case("DrillKindExplode",
+                     failures(json::parse(R"([{"model": "drill", "replica": 0, "at_s": 10, "kind": "explode"}])")),
+                     {"failures[0].kind: unknown value \"explode\"", "hang", "crash"}));
+    v.push_back(Case("RollingRestartOfUnknownPool",
+                     With(g, [](json& j) { j["fleet"]["rolling_restarts"] = json::parse(R"([{"pool": "q", "at_s": 10}])"); }),
+                     {"fleet.rolling_restarts[0].pool: unknown pool \"q\"", "known: p"}));
+  }
   v.push_back(Case("UnknownGpuNotDescribedByAProfile",
                    With(g, [](json& j) { j["fleet"]["pools"][0]["gpu"] = "cpu-host"; }),
                    {"fleet.pools[0].gpu: unknown GPU \"cpu-host\"", "known:"}));

@@ -283,6 +283,37 @@ Status RenderRunReport(const std::string& dir, ReportFiles* out) {
   }
   doc.Table({"Quantity", "Value"}, rows);
 
+  if (const Node fail = root.Opt("failures"); fail.present()) {
+    // Failures and rolling restarts (docs/reliability.md).
+    const Node avail = root.Opt("availability"), restarts = root.Opt("restarts");
+    doc.Heading(2, "Failures and availability");
+    std::vector<std::vector<Cell>> frows = {
+        {"Failure events", std::to_string(fail.Get("events").Int())},
+        {"Replicas taken down", std::to_string(fail.Get("replica_failures").Int())},
+        {"Requests failed to the client", std::to_string(fail.Get("requests_failed").Int())},
+        {"Requests retried", std::to_string(fail.Get("requests_retried").Int())},
+        {"Output tokens of failed requests", std::to_string(fail.Get("partial_output_tokens").Int())},
+        {"Mean detection delay (s)", Num(fail.Opt("detection_delay_s_mean").NumOrNull())},
+        {"Replica downtime (replica-s)", Num(fail.Get("replica_downtime_s").Num())},
+        {"Availability: requests completed", Percent(avail.Opt("requests").NumOrNull())},
+        {"Availability: time at required capacity", Percent(avail.Opt("capacity").NumOrNull())},
+    };
+    for (const auto& [cause, n] : fail.Opt("by_cause").MembersOrEmpty())
+      frows.push_back({"Events: " + cause, std::to_string(n.Int())});
+    if (slo.present() && slo.Opt("requests_in_failure_windows").present()) {
+      frows.push_back({"SLO attainment, arrivals in failure windows", Percent(slo.Opt("attainment_in_failure_windows").NumOrNull())});
+      frows.push_back({"SLO attainment, other arrivals", Percent(slo.Opt("attainment_outside_failure_windows").NumOrNull())});
+      if (slo.Opt("attainment_during_restarts").present())
+        frows.push_back({"SLO attainment, arrivals during rolling restarts", Percent(slo.Opt("attainment_during_restarts").NumOrNull())});
+    }
+    if (restarts.present()) {
+      frows.push_back({"Replicas restarted", std::to_string(restarts.Get("replicas_restarted").Int())});
+      frows.push_back({"Rolling restart duration (s)", Num(restarts.Get("duration_s").Num())});
+      frows.push_back({"Fewest ready replicas during it", std::to_string(restarts.Get("min_ready_replicas").Int())});
+    }
+    doc.Table({"Quantity", "Value"}, frows);
+  }
+
   doc.Heading(2, "Latency (ms), measured completed requests");
   std::vector<std::vector<Cell>> lrows = {
       DistributionRow("TTFT", lat.Get("ttft")), DistributionRow("TPOT", lat.Get("tpot")),
