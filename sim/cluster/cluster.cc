@@ -199,22 +199,28 @@ void Cluster::RouteAvoiding(Request&& req, int avoid) {
   // A hung replica takes the request and answers nothing: it waits until
   // the replica is noticed, or its timeout.
   if (req.attempt == 0) observer_.OnArrival(req, target);
-  const uint64_t id = req.id;
+  RequestRecord rec = UnservedRecord(req, target, sim_.now(), RequestStatus::kFailed, "");
+  Stall(target, {std::move(req), rec});
+}
+
+void Cluster::Stall(int i, Replica::Evicted e) {
+  Member& m = replicas_[i];
+  const uint64_t id = e.req.id;
   const uint64_t epoch = m.epoch;
-  m.stalled.push_back({std::move(req), {}});
-  m.stalled.back().rec = UnservedRecord(m.stalled.back().req, target, sim_.now(), RequestStatus::kFailed, "");
+  m.stalled.push_back(std::move(e));
   SyncStalled(m);
-  sim_.After(SecondsToTime(spec_.request_timeout_s), [this, target, id, epoch] {
-    Member& mm = replicas_[target];
+  // Unanswered, it times out: a failed request for outlier ejection.
+  sim_.After(SecondsToTime(spec_.request_timeout_s), [this, i, id, epoch] {
+    Member& mm = replicas_[i];
     if (mm.epoch != epoch) return;
-    auto s = std::find_if(mm.stalled.begin(), mm.stalled.end(), [&](const auto& e) { return e.req.id == id; });
+    auto s = std::find_if(mm.stalled.begin(), mm.stalled.end(), [&](const auto& x) { return x.req.id == id; });
     if (s == mm.stalled.end()) return;
     std::vector<Replica::Evicted> one;
     one.push_back(std::move(*s));
     mm.stalled.erase(s);
     SyncStalled(mm);
-    OnRequestError(target);
-    Release(std::move(one), target, "timeout");
+    OnRequestError(i);
+    Release(std::move(one), i, "timeout");
   });
 }
 
@@ -303,23 +309,7 @@ void Cluster::Fail(const std::vector<int>& replicas, FailureKind kind, std::opti
     // A hang: its requests wait, each until its timeout or the health
     // checks' verdict.
     const uint64_t epoch = m.epoch;
-    for (Replica::Evicted& e : held) {
-      const uint64_t id = e.req.id;
-      m.stalled.push_back(std::move(e));
-      sim_.After(SecondsToTime(spec_.request_timeout_s), [this, i, id, epoch] {
-        Member& mm = replicas_[i];
-        if (mm.epoch != epoch) return;
-        auto s = std::find_if(mm.stalled.begin(), mm.stalled.end(), [&](const auto& x) { return x.req.id == id; });
-        if (s == mm.stalled.end()) return;
-        std::vector<Replica::Evicted> one;
-        one.push_back(std::move(*s));
-        mm.stalled.erase(s);
-        SyncStalled(mm);
-        OnRequestError(i);
-        Release(std::move(one), i, "timeout");
-      });
-    }
-    SyncStalled(m);
+    for (Replica::Evicted& e : held) Stall(i, std::move(e));
     sim_.At(HealthCheckRemoval(m, now), [this, i, epoch, repair] {
       Member& mm = replicas_[i];
       if (mm.epoch != epoch) return;

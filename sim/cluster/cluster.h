@@ -209,6 +209,8 @@ class Cluster final : private FailureTarget {
             std::string_view cause) override;
 
   void RebuildReady();
+  // A hung replica holds `e` unanswered, until it is noticed or `e` times out.
+  void Stall(int i, Replica::Evicted e);
   bool Routable(const Member& m) const { return m.view.phase_ == ReplicaPhase::kReady && !m.ejected; }
   bool Serving(const Member& m) const { return m.view.phase_ == ReplicaPhase::kReady && !m.down; }
   // Phase change plus the serving count of its pool (availability).

@@ -162,30 +162,19 @@ void RegisterBuiltinFailureModels(FailureModelRegistry* registry) {
                                                            RepairOf(s), FailureKind::kHang, "gpu", rng);
                   return Status::Ok();
                 });
-  registry->Add("node", "whole nodes fail (exponential, mtbf_hours per node), hanging every replica on them",
-                [](const FailureSpec& s, Rng rng, std::unique_ptr<FailureModel>* out) {
-                  FLEETSIM_RETURN_IF_ERROR(OnlyKeys(s, {"mtbf_hours", "mttr_s"}));
-                  FLEETSIM_RETURN_IF_ERROR(NeedMtbf(s));
-                  *out = std::make_unique<PoissonFailures>(PoissonFailures::Unit::kNode, *s.mtbf_hours, RepairOf(s),
-                                                           FailureKind::kHang, "node", rng);
-                  return Status::Ok();
-                });
-  registry->Add("rack", "correlated outages of a rack's nodes (exponential, mtbf_hours per rack)",
-                [](const FailureSpec& s, Rng rng, std::unique_ptr<FailureModel>* out) {
-                  FLEETSIM_RETURN_IF_ERROR(OnlyKeys(s, {"mtbf_hours", "mttr_s"}));
-                  FLEETSIM_RETURN_IF_ERROR(NeedMtbf(s));
-                  *out = std::make_unique<PoissonFailures>(PoissonFailures::Unit::kRack, *s.mtbf_hours, RepairOf(s),
-                                                           FailureKind::kHang, "rack", rng);
-                  return Status::Ok();
-                });
-  registry->Add("zone", "correlated outages of a zone's nodes (exponential, mtbf_hours per zone)",
-                [](const FailureSpec& s, Rng rng, std::unique_ptr<FailureModel>* out) {
-                  FLEETSIM_RETURN_IF_ERROR(OnlyKeys(s, {"mtbf_hours", "mttr_s"}));
-                  FLEETSIM_RETURN_IF_ERROR(NeedMtbf(s));
-                  *out = std::make_unique<PoissonFailures>(PoissonFailures::Unit::kZone, *s.mtbf_hours, RepairOf(s),
-                                                           FailureKind::kHang, "zone", rng);
-                  return Status::Ok();
-                });
+  // Hardware that hangs its replicas, with no default rate.
+  auto hangs = [registry](const char* name, const char* description, PoissonFailures::Unit unit) {
+    registry->Add(name, description, [name, unit](const FailureSpec& s, Rng rng, std::unique_ptr<FailureModel>* out) {
+      FLEETSIM_RETURN_IF_ERROR(OnlyKeys(s, {"mtbf_hours", "mttr_s"}));
+      FLEETSIM_RETURN_IF_ERROR(NeedMtbf(s));
+      *out = std::make_unique<PoissonFailures>(unit, *s.mtbf_hours, RepairOf(s), FailureKind::kHang, name, rng);
+      return Status::Ok();
+    });
+  };
+  hangs("node", "whole nodes fail (exponential, mtbf_hours per node), hanging every replica on them",
+        PoissonFailures::Unit::kNode);
+  hangs("rack", "correlated outages of a rack's nodes (exponential, mtbf_hours per rack)", PoissonFailures::Unit::kRack);
+  hangs("zone", "correlated outages of a zone's nodes (exponential, mtbf_hours per zone)", PoissonFailures::Unit::kZone);
   registry->Add("engine_crash",
                 "the engine process dies (exponential, mtbf_hours per replica): noticed at once, restarted on the "
                 "same GPUs",
