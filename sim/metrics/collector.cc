@@ -395,6 +395,7 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
   }
   if (facts.gpu_ns) s.gpu_hours = static_cast<double>(*facts.gpu_ns / 3.6e12L);
   s.gpu_hours = Round6(s.gpu_hours);
+  if (facts.busy_gpu_ns) s.busy_gpu_hours = Round6(static_cast<double>(*facts.busy_gpu_ns / 3.6e12L));
   if (priced && !std::isfinite(usd_per_hour)) {
     priced = false;
     s.warnings.push_back("cost undefined (null): the fleet's price per hour overflows");
@@ -607,6 +608,7 @@ std::string SummaryToJson(const Summary& s) {
   }
   w.Key("cost").BeginObject();
   w.Key("gpu_hours").Double(s.gpu_hours);
+  OptionalDouble(w, "busy_gpu_hours", s.busy_gpu_hours);
   OptionalDouble(w, "usd_per_hour", s.usd_per_hour);
   OptionalDouble(w, "total_usd", s.total_usd);
   OptionalDouble(w, "usd_per_million_output_tokens", s.usd_per_million_output_tokens);

@@ -83,6 +83,8 @@ struct RunFacts {
   // (unset: some replica that ran has no price). Unset: pools x window.
   std::optional<long double> gpu_ns;
   std::optional<long double> usd_gpu_ns;
+  // Of gpu_ns, the GPU time spent running iterations (the rest was idle).
+  std::optional<long double> busy_gpu_ns;
   // Set when the scenario configures failures or rolling restarts
   // (Cluster::ReliabilityUntil, in the summary's terms).
   struct Reliability {
@@ -124,6 +126,7 @@ struct Summary {
   std::optional<double> ttft_slo_ms, tpot_slo_ms;
   std::optional<double> attainment, goodput_rps;
   double gpu_hours = 0;
+  std::optional<double> busy_gpu_hours;  // of gpu_hours, running iterations
   std::optional<double> usd_per_hour, total_usd, usd_per_million_output_tokens, usd_per_million_total_tokens;
   uint64_t events = 0;
   double simulated_s = 0;

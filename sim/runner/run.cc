@@ -779,6 +779,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   {
     const Cluster::Usage u = cluster.UsageUntil(end);
     facts.gpu_ns = static_cast<long double>(u.gpu_ns);
+    facts.busy_gpu_ns = static_cast<long double>(u.busy_gpu_ns);
     if (u.usd_gpu_ns) facts.usd_gpu_ns = *u.usd_gpu_ns;
   }
   if (reliability) {
