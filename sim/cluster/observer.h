@@ -63,6 +63,24 @@ struct ReplicaSample {
   const char* state = "ready";  // Cluster::StateName at the end of the interval
 };
 
+// Decode steps run back to back (a decode span's, sim/cluster/replica.h):
+// steps `first` to `count` - 1 are reported; step i ends at End(i) and gives
+// `seqs` inter-token gaps of End(i) - End(i - 1) each (End(first - 1): the
+// end of the step before them). Ends ascend.
+class DecodeStepRun {
+ public:
+  virtual SimTime End(int64_t i) const = 0;
+  int64_t first = 0;
+  int64_t count = 0;
+  int64_t seqs = 0;
+  // The gaps never fall from one step to the next, so that a stretch of
+  // them within some bounds can be found by bisection.
+  bool ascending = false;
+
+ protected:
+  ~DecodeStepRun() = default;
+};
+
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
@@ -73,6 +91,12 @@ class RunObserver {
   // `count` inter-token gaps of `gap` each, ending at `at`: one call for all
   // sequences that got their previous token at the same instant.
   virtual void OnTokenGaps(SimTime at, SimTime gap, int64_t count) = 0;
+  // Decode steps in a row (a decode span's): as OnTokenGaps(run.End(i),
+  // run.End(i) - run.End(i - 1), run.seqs) for each reported step in order,
+  // which is what it does unless overridden.
+  virtual void OnDecodeSteps(const DecodeStepRun& run) {
+    for (int64_t i = run.first; i < run.count; ++i) OnTokenGaps(run.End(i), run.End(i) - run.End(i - 1), run.seqs);
+  }
   virtual void OnIteration(int replica, SimTime start, SimTime end, const BatchShape& shape) = 0;
   // Whether OnIteration calls are wanted now. When not, a replica may run a
   // stretch of decode-only iterations as one event (Replica's decode spans)

@@ -25,7 +25,9 @@ Replica::Replica(Simulation& sim, const ReplicaOptions& options,
       observer_(observer),
       state_(options.kv_blocks, options.block_size, options.preemption, options.host_kv_blocks,
              PrefixCacheFor(*scheduler_, options), scheduler_->state_rules()),
-      executor_(sim, perf, options.pipeline_depth, [this](uint64_t id) { OnBatchDone(id); }) {}
+      executor_(sim, perf, options.pipeline_depth, [this](uint64_t id) { OnBatchDone(id); }),
+      own_step_times_(options.decode_step_times ? nullptr : std::make_unique<DecodeStepTimes>(perf)),
+      step_times_(options.decode_step_times ? options.decode_step_times : own_step_times_.get()) {}
 
 std::optional<PrefixCache::Eviction> Replica::PrefixCacheFor(const BatchScheduler& scheduler,
                                                               const ReplicaOptions& options) {
@@ -133,60 +135,63 @@ bool Replica::TryStartSpan() {
   // Iteration i >= 1 allocates its blocks at its start; nothing frees any
   // before the span ends, so it fits (and the scheduler would not preempt)
   // while the blocks taken since the span began fit in what was free then.
-  const int64_t free = state_.kv().free_blocks();
-  const size_t plan = static_cast<size_t>(std::min<int64_t>(interior, static_cast<int64_t>(span_plan_)));
-  span_.ends.clear();
-  span_.blocks.clear();
-  int64_t taken = 0;
-  SimTime t = sim_.now();
-  state_.ForEachDecodeStepAhead([&](int64_t blocks, int64_t kv_tokens) {
-    if (!span_.ends.empty()) {  // iteration 0's blocks are taken
-      taken += blocks;
-      if (taken > free) return false;
-    }
-    t += executor_.DecodeStepNs(n, kv_tokens);
-    span_.ends.push_back(t);
-    span_.blocks.push_back(blocks);
-    return span_.ends.size() < plan;
-  });
-  if (span_.ends.size() < 2) return false;
+  int64_t steps = std::min(interior, 1 + state_.DecodeStepsFitting(1, state_.kv().free_blocks()));
+  // Planning costs O(1) when the step times are remembered, else an
+  // IterationNs per step; either way the plan is held to span_plan_ (whole
+  // spans planned at high load, then cut, cost bench-1m ~10%).
+  const bool remembered = step_times_->Remembered(n, state_.DecodeKvTokensAhead(steps - 1));
+  steps = std::min(steps, span_plan_);
+  if (steps < 2) return false;
   span_.active = true;
-  span_.start = sim_.now();
+  span_.steps = steps;
   span_.completed = 0;
-  span_.started = 1;  // iteration 0 is batch_, its blocks taken by Schedule
+  span_.next_started = true;  // iteration 0 is batch_, its blocks taken by Schedule
   span_.seqs = n;
-  span_.event = sim_.At(t, [this] { OnSpanEnd(); });
+  span_.ends.clear();
+  if (!remembered) step_times_->Ends(n, state_.DecodeKvTokensAhead(0), steps, sim_.now(), &span_.ends);
+  const SimTime end =
+      remembered ? step_times_->EndOf(n, state_.DecodeKvTokensAhead(0), steps, sim_.now()) : span_.ends.back();
+  span_.event = sim_.At(end, [this] { OnSpanEnd(); });
   return true;
 }
 
 void Replica::CatchUp(SimTime t) {
   DecodeSpan& sp = span_;
   int64_t skipped = 0;  // iterations started without calling Schedule
-  while (sp.completed < sp.ends.size()) {
-    const size_t i = sp.completed;
-    if (sp.started == i) {
-      // batch_.start is this iteration's start, the previous one's end.
-      if (batch_.start >= t) break;
-      state_.StartDecodeStep(sp.blocks[i]);
-      ++sp.started;
-      ++skipped;
+  if (sp.completed < sp.steps) {
+    // The iterations ended by t: those not yet started start (their
+    // blocks), then all complete.
+    DecodeStepRun& run =
+        sp.ends.empty()
+            ? step_times_->EndedBy(sp.seqs, state_.DecodeKvTokensAhead(0), sp.steps - sp.completed, batch_.start, t)
+            : step_times_->EndedBy(sp.seqs, sp.ends.data() + sp.completed, sp.steps - sp.completed, batch_.start, t);
+    if (const int64_t m = run.count; m > 0) {
+      const int64_t from = sp.next_started ? 1 : 0;
+      if (m > from) state_.TakeDecodeBlocks(from, m);
+      skipped += m - from;
+      iterations_ += static_cast<uint64_t>(m);
+      const SimTime last_end = run.End(m - 1);
+      CountBusy(batch_.start, last_end);
+      state_.CompleteDecodeSteps(
+          run, [this](SimTime at, SimTime gap, int64_t count) { observer_.OnTokenGaps(at, gap, count); },
+          [this](const DecodeStepRun& r) { observer_.OnDecodeSteps(r); });
+      sp.completed += m;
+      sp.next_started = false;
+      batch_.start = last_end;
     }
-    const SimTime end = sp.ends[i];
-    if (end > t) break;
-    ++iterations_;
-    CountBusy(batch_.start, end);
-    state_.Complete(
-        batch_, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },
-        [](const Seq&) { FLEETSIM_CHECK(false && "a decode span iteration finished a request"); });
-    ++sp.completed;
-    batch_.start = end;
+  }
+  // The next iteration has started if time passed its start.
+  if (sp.completed < sp.steps && !sp.next_started && batch_.start < t) {
+    state_.StartDecodeStep(state_.DecodeBlocksNeeded());
+    sp.next_started = true;
+    ++skipped;
   }
   if (skipped > 0) scheduler_->SkipDecodeSteps(skipped);
 }
 
 void Replica::OnSpanEnd() {
   CatchUp(sim_.now());
-  FLEETSIM_CHECK(span_.completed == span_.ends.size());
+  FLEETSIM_CHECK(span_.completed == span_.steps);
   span_.active = false;
   --in_flight_;
   span_plan_ = std::min(kMaxSpanPlan, 2 * span_plan_);
@@ -203,7 +208,7 @@ void Replica::CutSpan() {
   sim_.Cancel(span_.event);
   span_.active = false;
   span_plan_ = kMinSpanPlan;
-  if (span_.started == span_.completed) {
+  if (!span_.next_started) {
     // At an iteration boundary: nothing is in flight, and the next step is
     // built at the end of this instant, with the request.
     --in_flight_;
@@ -211,9 +216,10 @@ void Replica::CutSpan() {
   }
   // The iteration in flight completes as an ordinary batch; the request
   // waits for the step after it.
-  const size_t i = span_.completed;
-  batch_.shape.decode_kv_tokens += static_cast<int64_t>(i) * span_.seqs;
-  executor_.Resume(batch_.id, span_.ends[span_.completed]);
+  const int64_t kv_tokens = state_.DecodeKvTokensAhead(0);
+  batch_.shape.decode_kv_tokens = kv_tokens;
+  executor_.Resume(batch_.id, span_.ends.empty() ? batch_.start + step_times_->StepNs(span_.seqs, kv_tokens)
+                                                 : span_.ends[static_cast<size_t>(span_.completed)]);
 }
 
 void Replica::OnBatchDone(uint64_t batch_id) {

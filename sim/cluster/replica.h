@@ -76,6 +76,9 @@ struct ReplicaOptions {
   // identical either way; false only in tests that check that against the
   // per-iteration path.
   bool decode_spans = true;
+  // The times of decode-only steps, shared by the replicas of a pool (same
+  // perf model); must outlive the replica. Null: the replica keeps its own.
+  DecodeStepTimes* decode_step_times = nullptr;
 };
 
 class Replica {
@@ -173,6 +176,8 @@ class Replica {
   RunObserver& observer_;
   ReplicaState state_;
   SimulatedExecutor executor_;
+  std::unique_ptr<DecodeStepTimes> own_step_times_;  // without options_.decode_step_times
+  DecodeStepTimes* step_times_;
   Batch batch_;  // the batch in flight (pp = 1)
   int in_flight_ = 0;
   bool step_pending_ = false;  // a StepAtEndOfInstant event is scheduled
@@ -187,30 +192,31 @@ class Replica {
   SimTime last_take_ = 0;
   SimTime busy_total_ = 0;
 
-  // The decode span in progress. Its iterations are ends[0..) (iteration i
-  // runs from ends[i-1], or `start` for i = 0, to ends[i]); the first
-  // `completed` are applied to the state, and the first `started` have
-  // their blocks allocated (completed <= started <= completed + 1).
-  // While active, batch_ is iteration 0's batch (each iteration's is the
-  // same but for decode_kv_tokens, `seqs` more per step) and batch_.start
-  // the start of iteration `completed`.
+  // The decode span in progress: `steps` iterations of `seqs` decoders,
+  // iteration i running from the end of i - 1 (or the span's start) for
+  // the step time of its KV tokens (step_times_); the first `completed` are applied to the
+  // state, and iteration `completed` has its blocks allocated when
+  // `next_started`. While active, batch_ is iteration 0's batch (each
+  // iteration's is the same but for decode_kv_tokens, `seqs` more per step)
+  // and batch_.start the start of iteration `completed`.
   struct DecodeSpan {
     bool active = false;
-    SimTime start = 0;
+    int64_t steps = 0;
+    int64_t completed = 0;
+    bool next_started = false;
+    int64_t seqs = 0;
+    // The iterations' ends, written down when the step times are not
+    // remembered (each would cost an IterationNs again); else empty.
     std::vector<SimTime> ends;
-    std::vector<int64_t> blocks;  // new KV blocks of each iteration
-    size_t completed = 0;
-    size_t started = 0;
-    int64_t seqs = 0;  // decoders
     EventId event;
   };
   DecodeSpan span_;
   // Iterations planned per span at most: doubles while spans run to their
   // end, back to the minimum when an arrival cuts one, so that a busy
   // replica does not plan far ahead for nothing.
-  static constexpr size_t kMinSpanPlan = 16;
-  static constexpr size_t kMaxSpanPlan = size_t{1} << 16;
-  size_t span_plan_ = kMinSpanPlan;
+  static constexpr int64_t kMinSpanPlan = 16;
+  static constexpr int64_t kMaxSpanPlan = int64_t{1} << 16;
+  int64_t span_plan_ = kMinSpanPlan;
 };
 
 }  // namespace fleetsim

@@ -52,6 +52,44 @@ int64_t ReplicaState::DecodeBlocksNeeded() const {
   return residue_count_[Residue(-decode_step_)];
 }
 
+int64_t ReplicaState::DecodeBlocksAhead(int64_t from, int64_t to) const {
+  if (n_decode_ == 0 || to <= from) return 0;
+  // Over any block_size steps in a row each decoder needs exactly one block
+  // (but those holding a reservation).
+  const int64_t steps = to - from;
+  int64_t blocks = steps / block_size_ * BlockTakingDecoders();
+  for (int64_t d = decode_step_ + from + steps / block_size_ * block_size_; d < decode_step_ + to; ++d)
+    blocks += residue_count_[Residue(-d)];
+  return blocks;
+}
+
+int64_t ReplicaState::DecodeStepsFitting(int64_t from, int64_t blocks) const {
+  FLEETSIM_CHECK(blocks >= 0);
+  const int64_t takers = BlockTakingDecoders();
+  if (takers == 0) return std::numeric_limits<int64_t>::max() / 4;
+  // Whole rounds of block_size steps take `takers` blocks each; then step
+  // by step (fewer than block_size more fit).
+  const int64_t rounds = blocks / takers;
+  int64_t steps = rounds * block_size_;
+  int64_t left = blocks - rounds * takers;
+  for (int64_t d = decode_step_ + from + steps;; ++d, ++steps) {
+    left -= residue_count_[Residue(-d)];
+    if (left < 0) return steps;
+  }
+}
+
+int64_t ReplicaState::BlockTakingDecoders() const {
+  int64_t n = 0;
+  for (int64_t c : residue_count_) n += c;
+  return n;
+}
+
+void ReplicaState::TakeDecodeBlocks(int64_t from, int64_t to) {
+  // One allocation for all: step by step, each would evict (from the same
+  // order) what the next one would have, so the cache ends the same.
+  if (const int64_t blocks = DecodeBlocksAhead(from, to); blocks > 0) kv_.Allocate(blocks);
+}
+
 int64_t ReplicaState::DecodeStepsToFirstFinish() {
   while (!finish_heap_.empty()) {
     const FinishEntry& e = finish_heap_.top();

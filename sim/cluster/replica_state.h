@@ -25,6 +25,7 @@
 
 #include "model/batch_shape.h"
 #include "sim/cluster/kv_cache.h"
+#include "sim/cluster/observer.h"
 #include "sim/cluster/prefix_cache.h"
 #include "sim/engine/time.h"
 #include "sim/traffic/request.h"
@@ -178,6 +179,27 @@ class ReplicaState {
     inflight_decode_blocks_ = blocks;
     if (blocks > 0) kv_.Allocate(blocks);
   }
+  // While the decoding set stays as it is: the new KV blocks of the decode
+  // steps `from` to `to` - 1 ahead (0: the next), summed.
+  int64_t DecodeBlocksAhead(int64_t from, int64_t to) const;
+  // The most decode steps from `from` ahead on whose blocks, summed, fit in
+  // `blocks` (while the decoding set stays as it is). REQUIRES: decoders.
+  int64_t DecodeStepsFitting(int64_t from, int64_t blocks) const;
+  // A decode span's steps `from` to `to` - 1 ahead start (and complete, by
+  // CompleteDecodeSteps, before another starts): takes their blocks, one
+  // step at a time where that evicts cached prefixes, as AddDecodes would.
+  void TakeDecodeBlocks(int64_t from, int64_t to);
+  // Decoders that take a new block every block_size steps (all but those
+  // holding a reservation).
+  int64_t BlockTakingDecoders() const;
+  // Completes steps 0 to run.count - 1 of a decode span's (none gives a
+  // decoder its last token; their blocks taken): what Complete does for
+  // each, with their gaps reported as gap(at, gap, count) for the first
+  // step's decoders whose previous token came at another time than
+  // run.End(-1), then steps(run) for the rest (from run.first: 0, or 1).
+  // REQUIRES: run.count > 0.
+  template <typename GapFn, typename StepsFn>
+  void CompleteDecodeSteps(DecodeStepRun& run, GapFn&& gap, StepsFn&& steps);
   // Decode steps to complete, from now, until the first that gives some
   // decoder its last token (1: the next one); 0 when none decode. Drops
   // stale entries from the top of the finish heap.
@@ -391,6 +413,29 @@ void ReplicaState::Complete(Batch& batch, SimTime end, GapFn&& gap, FinishFn&& f
     finished(seqs_[id]);
     FreeSlot(id);
   }
+}
+
+template <typename GapFn, typename StepsFn>
+void ReplicaState::CompleteDecodeSteps(DecodeStepRun& run, GapFn&& gap, StepsFn&& steps) {
+  FLEETSIM_CHECK(run.count > 0 && n_decode_ > 0 && run.seqs == n_decode_);
+  const SimTime end0 = run.End(0);
+  int64_t fresh_total = 0;
+  for (auto& [t, c] : fresh_) {
+    if (c > 0) gap(end0, end0 - t, c);
+    fresh_total += c;
+  }
+  run.first = 0;
+  if (fresh_total > 0 || last_decode_end_ != run.End(-1)) {
+    const int64_t steady = n_decode_ - fresh_total;
+    if (steady > 0) gap(end0, end0 - last_decode_end_, steady);
+    run.first = 1;
+  }
+  if (run.first < run.count) steps(run);
+  fresh_.clear();
+  last_decode_end_ = run.End(run.count - 1);
+  decode_step_ += run.count;
+  inflight_decode_blocks_ = 0;
+  FLEETSIM_CHECK(finish_heap_.empty() || finish_heap_.top().step > decode_step_);
 }
 
 }  // namespace fleetsim

@@ -252,6 +252,20 @@ void MetricsCollector::OnTokenGaps(SimTime at, SimTime gap, int64_t count) {
   itl_.Add(gap, count);
 }
 
+void MetricsCollector::OnDecodeSteps(const DecodeStepRun& run) {
+  // The steps ending before warm-up are left out, as OnTokenGaps would.
+  int64_t lo = run.first, hi = run.count;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (run.End(mid) < options_.warmup) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  itl_.AddSteps([&run](int64_t i) { return run.End(i); }, lo, run.count, run.seqs, run.ascending);
+}
+
 void MetricsCollector::OnIteration(int replica, SimTime start, SimTime end, const BatchShape& s) {
   if (!trace_.is_open() || (trace_cut_ >= 0 && start >= trace_cut_)) return;
   TextBuffer& t = trace_.out();

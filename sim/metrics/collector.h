@@ -157,6 +157,7 @@ class MetricsCollector final : public RunObserver {
   void OnArrival(const Request& r, int replica) override;
   void OnFinished(const RequestRecord& rec) override;
   void OnTokenGaps(SimTime at, SimTime gap, int64_t count) override;
+  void OnDecodeSteps(const DecodeStepRun& run) override;
   void OnIteration(int replica, SimTime start, SimTime end, const BatchShape& shape) override;
   // Only the trace records iterations, and none after its cut.
   bool WantsIterations() const override { return trace_.is_open() && trace_cut_ < 0; }

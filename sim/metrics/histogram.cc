@@ -44,6 +44,23 @@ void LogHistogram::Add(int64_t value, int64_t count) {
   sum_ += static_cast<__int128>(value) * count;
 }
 
+void LogHistogram::AddBucketed(int bucket, int64_t n) {
+  if (static_cast<size_t>(bucket) >= buckets_.size()) buckets_.resize(bucket + 1, 0);
+  buckets_[bucket] += n;
+}
+
+void LogHistogram::AddTotals(int64_t mn, int64_t mx, int64_t n, __int128 sum) {
+  if (count_ == 0) {
+    min_ = mn;
+    max_ = mx;
+  } else {
+    min_ = std::min(min_, mn);
+    max_ = std::max(max_, mx);
+  }
+  count_ += n;
+  sum_ += sum;
+}
+
 void LogHistogram::Merge(const LogHistogram& other) {
   if (other.count_ == 0) return;
   if (buckets_.size() < other.buckets_.size()) buckets_.resize(other.buckets_.size(), 0);

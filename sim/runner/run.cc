@@ -105,6 +105,7 @@ class ForwardingObserver final : public RunObserver {
     ended_(rec);
   }
   void OnTokenGaps(SimTime at, SimTime gap, int64_t count) override { inner_->OnTokenGaps(at, gap, count); }
+  void OnDecodeSteps(const DecodeStepRun& run) override { inner_->OnDecodeSteps(run); }
   void OnIteration(int replica, SimTime start, SimTime end, const BatchShape& shape) override {
     inner_->OnIteration(replica, start, end, shape);
   }
@@ -550,6 +551,9 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   // The fleet.
   const std::vector<std::unique_ptr<PerfModel>>& perf = perf_;
   const std::string default_model = !spec_.model.empty() ? spec_.model : pools_.front().model->name;
+  // A pool's replicas share one table of decode step times (one perf model).
+  std::vector<std::unique_ptr<DecodeStepTimes>> step_times;
+  for (size_t pi = 0; pi < pools_.size(); ++pi) step_times.push_back(std::make_unique<DecodeStepTimes>(*perf[pi]));
   Cluster cluster(sim, observer, default_model, mo.warmup);
   for (size_t pi = 0; pi < pools_.size(); ++pi) {
     const PoolPlan& p = pools_[pi];
@@ -570,6 +574,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       ro.server_prompt_token_ns = p.engine.server_prompt_token_us * 1e3;
       ro.server_output_token = std::llround(p.engine.server_output_token_us * 1e3);
       ro.busy_from = mo.warmup;
+      ro.decode_step_times = step_times[pi].get();
       std::unique_ptr<BatchScheduler> sched;
       FLEETSIM_RETURN_IF_ERROR(p.scheduler->factory(p.limits, p.spec->scheduler_options, &sched)
                                    .WithPrefix(spec_.file + ": " + p.spec->path + "."));

@@ -1,7 +1,8 @@
 // Decode spans (replica.h) change how many events a replica runs, never what
 // it reports: each test runs one random workload twice, with spans and with
 // ReplicaOptions::decode_spans off (one event per iteration, the reference),
-// and compares every record, the token-gap totals, and what a sampler reads
+// and compares every record, the token-gap totals and histogram (a span's
+// steps taken at once, as the collector does), and what a sampler reads
 // from the replica every millisecond.
 #include <gtest/gtest.h>
 
@@ -13,8 +14,10 @@
 #include <vector>
 
 #include "sim/cluster/batch_scheduler.h"
+#include "sim/cluster/executor.h"
 #include "sim/cluster/replica.h"
 #include "sim/engine/simulation.h"
+#include "sim/metrics/histogram.h"
 #include "tests/sim/replica_rig.h"
 
 namespace fleetsim {
@@ -33,10 +36,14 @@ class RoundPerf final : public PerfModel {
 };
 
 // Records what the collector would keep; wants no per-iteration reports,
-// so that the replica may run spans.
+// so that the replica may run spans. With `batched`, takes a span's steps
+// as the collector does (LogHistogram::AddSteps), else one gap at a time.
 struct SpanRecorder final : RunObserver {
   std::vector<std::string> finished;  // every field, in report order
   std::map<SimTime, int64_t> gaps;    // gap -> count, summed
+  LogHistogram hist;
+  bool batched = false;
+  int64_t step_runs = 0;  // OnDecodeSteps calls
   void OnArrival(const Request&, int) override {}
   void OnFinished(const RequestRecord& r) override {
     finished.push_back(std::to_string(r.id) + " " + std::to_string(r.arrival) + " " +
@@ -45,7 +52,16 @@ struct SpanRecorder final : RunObserver {
                        std::to_string(r.preemptions) + " " + std::to_string(r.cached_tokens) + " " +
                        std::string(RequestStatusName(r.status)) + " " + std::string(r.reason));
   }
-  void OnTokenGaps(SimTime, SimTime gap, int64_t count) override { gaps[gap] += count; }
+  void OnTokenGaps(SimTime, SimTime gap, int64_t count) override {
+    gaps[gap] += count;
+    hist.Add(gap, count);
+  }
+  void OnDecodeSteps(const DecodeStepRun& run) override {
+    ++step_runs;
+    if (!batched) return RunObserver::OnDecodeSteps(run);
+    hist.AddSteps([&run](int64_t i) { return run.End(i); }, run.first, run.count, run.seqs, run.ascending);
+    for (int64_t i = run.first; i < run.count; ++i) gaps[run.End(i) - run.End(i - 1)] += run.seqs;
+  }
   void OnIteration(int, SimTime, SimTime, const BatchShape&) override {}
   void OnSample(const ReplicaSample&) override {}
   bool WantsIterations() const override { return false; }
@@ -63,11 +79,17 @@ struct Shape {
   int requests = 150;
   SimTime server_request = 0;  // API server delay
   SimTime stop_at = kTimeNever;  // the run is cut here (requests left unfinished)
+  // The spans' step times, shared (else the replica's own). Its perf model
+  // must time as the run's does.
+  DecodeStepTimes* step_times = nullptr;
+  bool batched_gaps = true;  // the recorder takes a span's steps at once
 };
 
 struct Outcome {
   std::vector<std::string> finished;
   std::map<SimTime, int64_t> gaps;
+  std::vector<std::string> hist;  // buckets, then count, mean, min, max
+  int64_t step_runs = 0;
   std::vector<std::string> samples;
   uint64_t events = 0;
 };
@@ -90,6 +112,8 @@ Outcome RunShape(const Shape& shape, bool spans) {
   o.server_request = shape.server_request;
   o.busy_from = 50 * kMillisecond;
   o.decode_spans = spans;
+  o.decode_step_times = spans ? shape.step_times : nullptr;
+  rec.batched = spans && shape.batched_gaps;
   std::unique_ptr<BatchScheduler> sched;
   const auto* entry = Schedulers().Find(shape.scheduler);
   EXPECT_NE(entry, nullptr);
@@ -139,6 +163,12 @@ Outcome RunShape(const Shape& shape, bool spans) {
   EXPECT_TRUE(replica.state().CheckInvariants());
   out.finished = rec.finished;
   out.gaps = rec.gaps;
+  rec.hist.ForEachBucket([&](int64_t lo, int64_t hi, int64_t n) {
+    out.hist.push_back(std::to_string(lo) + "-" + std::to_string(hi) + ":" + std::to_string(n));
+  });
+  out.hist.push_back(std::to_string(rec.hist.count()) + " " + std::to_string(rec.hist.mean()) + " " +
+                     std::to_string(rec.hist.min()) + " " + std::to_string(rec.hist.max()));
+  out.step_runs = rec.step_runs;
   out.events = sim.events_processed();
   return out;
 }
@@ -149,6 +179,8 @@ void ExpectSameRun(const Shape& shape) {
   ASSERT_EQ(ref.finished.size(), static_cast<size_t>(shape.requests));
   EXPECT_EQ(ref.finished, fast.finished);
   EXPECT_EQ(ref.gaps, fast.gaps);
+  EXPECT_EQ(ref.hist, fast.hist);
+  EXPECT_EQ(ref.step_runs, 0);
   ASSERT_EQ(ref.samples.size(), fast.samples.size());
   for (size_t i = 0; i < ref.samples.size(); ++i) ASSERT_EQ(ref.samples[i], fast.samples[i]) << "sample " << i;
   // The point of it: far fewer events (the samplers' are the same).
@@ -217,7 +249,82 @@ TEST_P(DecodeSpanTest, SameWithApiServerDelayAndRunCutShort) {
   const Outcome fast = RunShape(s, true);
   EXPECT_EQ(ref.finished, fast.finished);
   EXPECT_EQ(ref.gaps, fast.gaps);
+  EXPECT_EQ(ref.hist, fast.hist);
   EXPECT_EQ(ref.samples, fast.samples);
+}
+
+TEST_P(DecodeSpanTest, SameWithStepTimesSharedAcrossRunsAndGapsOneAtATime) {
+  // One table for two runs (as a pool's replicas share one), the second
+  // finding it filled; the recorder takes the spans' gaps one at a time
+  // (RunObserver's default), then batched.
+  LinearPerf linear;
+  DecodeStepTimes times(linear);
+  for (bool batched : {false, true}) {
+    Shape s;
+    s.scheduler = GetParam();
+    s.mean_gap_ms = batched ? 300 : 500;
+    s.step_times = &times;
+    s.batched_gaps = batched;
+    ExpectSameRun(s);
+    EXPECT_GT(RunShape(s, true).step_runs, 0);
+  }
+}
+
+// Step times that fall and rise with the KV read (a drop every 7 tokens).
+class WavyPerf final : public PerfModel {
+ public:
+  int64_t IterationNs(const BatchShape& s) const override {
+    return kMillisecond + s.decode_seqs * 1000 + (s.decode_kv_tokens % 7) * 300 + s.decode_kv_tokens;
+  }
+  std::vector<std::pair<std::string, std::string>> Sources() const override { return {{"all", "test"}}; }
+};
+
+int64_t DecodeNs(const PerfModel& perf, int64_t seqs, int64_t kv) {
+  BatchShape shape;
+  shape.decode_seqs = static_cast<int32_t>(seqs);
+  shape.decode_tokens = seqs;
+  shape.decode_kv_tokens = kv;
+  shape.sampled_seqs = static_cast<int32_t>(seqs);
+  return perf.IterationNs(shape);
+}
+
+// The table against the perf model it remembers: step times, a stretch's
+// end, which steps end by a time, and whether their gaps may fall; for one
+// to many sequences (past what it remembers).
+TEST(DecodeStepTimes, MatchesThePerfModelStepByStep) {
+  LinearPerf linear;
+  WavyPerf wavy;
+  for (const PerfModel* perf : {static_cast<const PerfModel*>(&linear), static_cast<const PerfModel*>(&wavy)}) {
+    DecodeStepTimes times(*perf);
+    for (int64_t seqs : {1, 2, 3, 8, 9, 40}) {
+      for (int64_t kv : {seqs, seqs + 5, 1000 * seqs + 3}) {
+        const int64_t steps = 50;
+        const SimTime start = 12345;
+        std::vector<SimTime> ends;
+        SimTime t = start;
+        bool falls = false;
+        for (int64_t i = 0; i < steps; ++i) {
+          const int64_t ns = DecodeNs(*perf, seqs, kv + i * seqs);
+          EXPECT_EQ(times.StepNs(seqs, kv + i * seqs), ns);
+          if (i > 0 && ns < ends[i - 1] - (i > 1 ? ends[i - 2] : start)) falls = true;
+          t += ns;
+          ends.push_back(t);
+        }
+        EXPECT_EQ(times.EndOf(seqs, kv, steps, start), ends.back());
+        for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{17}, steps}) {
+          const SimTime until = k == 0 ? start : ends[k - 1] + (k == steps ? 5 : 0);
+          const DecodeStepTimes::Steps& run = times.EndedBy(seqs, kv, steps, start, until);
+          ASSERT_EQ(run.count, k) << seqs << " " << kv;
+          EXPECT_EQ(run.End(-1), start);
+          for (int64_t i = 0; i < k; ++i) EXPECT_EQ(run.End(i), ends[i]);
+          if (run.ascending) EXPECT_FALSE(falls && k == steps);
+        }
+        if (perf == &linear && times.Remembered(seqs, kv + (steps - 1) * seqs))
+          EXPECT_TRUE(times.EndedBy(seqs, kv, steps, start, kTimeNever).ascending);
+        if (perf == &wavy) EXPECT_FALSE(times.EndedBy(seqs, kv, steps, start, kTimeNever).ascending);
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, DecodeSpanTest,

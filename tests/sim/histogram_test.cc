@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "sim/engine/rng.h"
@@ -17,6 +18,50 @@ TEST(LogHistogram, BucketsTileTheLineWithoutGaps) {
     ASSERT_EQ(LogHistogram::BucketOf(LogHistogram::BucketLow(b)), b);
     ASSERT_EQ(LogHistogram::BucketOf(LogHistogram::BucketHigh(b) - 1), b);
   }
+}
+
+// AddSteps (a decode span's gaps, given by their ends) against Add of each
+// gap: the same buckets, count, sum, min and max, whether the gaps ascend
+// (found by bisection) or not (walked).
+void ExpectStepsAsAdds(const std::vector<int64_t>& ends, int64_t first, int64_t count, bool ascending) {
+  LogHistogram ref, steps;
+  ref.Add(3, 2);  // something before, so min and max merge
+  steps.Add(3, 2);
+  for (size_t i = static_cast<size_t>(first); i < ends.size(); ++i) ref.Add(ends[i] - ends[i - 1], count);
+  steps.AddSteps([&ends](int64_t i) { return ends[static_cast<size_t>(i)]; }, first,
+                 static_cast<int64_t>(ends.size()), count, ascending);
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> a, b;
+  ref.ForEachBucket([&](int64_t lo, int64_t hi, int64_t n) { a.emplace_back(lo, hi, n); });
+  steps.ForEachBucket([&](int64_t lo, int64_t hi, int64_t n) { b.emplace_back(lo, hi, n); });
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(ref.count(), steps.count());
+  EXPECT_EQ(ref.mean(), steps.mean());
+  EXPECT_EQ(ref.min(), steps.min());
+  EXPECT_EQ(ref.max(), steps.max());
+}
+
+TEST(LogHistogram, AddStepsCountsAsAddOfEachGap) {
+  Rng rng(11);
+  // Ascending gaps from 1 ns through ~7 ms, crossing many buckets, with
+  // runs of equal gaps.
+  std::vector<int64_t> ends{1000};
+  int64_t gap = 1;
+  for (int i = 0; i < 5000; ++i) {
+    if (rng.Uniform() < 0.7) gap += static_cast<int64_t>(rng.Uniform() * static_cast<double>(gap) * 0.01) + 1;
+    ends.push_back(ends.back() + gap);
+  }
+  ExpectStepsAsAdds(ends, 1, 3, /*ascending=*/true);
+  ExpectStepsAsAdds(ends, 1, 3, /*ascending=*/false);
+  ExpectStepsAsAdds(ends, 700, 1, /*ascending=*/true);
+  ExpectStepsAsAdds(ends, 4999, 2, /*ascending=*/true);  // one gap
+  // Gaps that rise and fall: walked.
+  std::vector<int64_t> wavy{0};
+  for (int i = 0; i < 3000; ++i) wavy.push_back(wavy.back() + 1 + static_cast<int64_t>(rng.Uniform() * 5e6));
+  ExpectStepsAsAdds(wavy, 1, 4, /*ascending=*/false);
+  // Nothing to add.
+  LogHistogram h;
+  h.AddSteps([&ends](int64_t i) { return ends[static_cast<size_t>(i)]; }, 5, 5, 1, true);
+  EXPECT_EQ(h.count(), 0);
 }
 
 TEST(LogHistogram, QuantilesWithinOnePercentOfExact) {
