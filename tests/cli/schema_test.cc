@@ -599,7 +599,9 @@ TEST(ScenarioSchema, NumericBoundsEqualTheParsers) {
     ASSERT_NE(node.contains("minimum"), node.contains("exclusiveMinimum")) << "schema needs one lower bound";
     if (b.integer) {
       EXPECT_FALSE(node.contains("exclusiveMinimum"));
-      if (node.contains("minimum")) EXPECT_EQ(node.at("minimum"), json(b.int_lo));
+      if (node.contains("minimum")) {
+        EXPECT_EQ(node.at("minimum"), json(b.int_lo));
+      }
       EXPECT_EQ(node.at("maximum"), json(b.int_hi));
     } else {
       const json& lo = node.contains("minimum") ? node.at("minimum") : node.at("exclusiveMinimum");

@@ -317,11 +317,16 @@ TEST(DecodeStepTimes, MatchesThePerfModelStepByStep) {
           ASSERT_EQ(run.count, k) << seqs << " " << kv;
           EXPECT_EQ(run.End(-1), start);
           for (int64_t i = 0; i < k; ++i) EXPECT_EQ(run.End(i), ends[i]);
-          if (run.ascending) EXPECT_FALSE(falls && k == steps);
+          if (run.ascending) {
+            EXPECT_FALSE(falls && k == steps);
+          }
         }
-        if (perf == &linear && times.Remembered(seqs, kv + (steps - 1) * seqs))
+        if (perf == &linear && times.Remembered(seqs, kv + (steps - 1) * seqs)) {
           EXPECT_TRUE(times.EndedBy(seqs, kv, steps, start, kTimeNever).ascending);
-        if (perf == &wavy) EXPECT_FALSE(times.EndedBy(seqs, kv, steps, start, kTimeNever).ascending);
+        }
+        if (perf == &wavy) {
+          EXPECT_FALSE(times.EndedBy(seqs, kv, steps, start, kTimeNever).ascending);
+        }
       }
     }
   }
