@@ -175,7 +175,7 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
   FLEETSIM_RETURN_IF_ERROR(r.CheckKeys(
       {"name", "vendor", "family", "memory_mib", "bf16_tflops", "fp8_tflops", "fp32_tflops",
        "mem_bandwidth_gbps", "scale_up", "pcie_gbps_per_direction", "network_gbps_per_direction",
-       "prices", "sources", "gemm_shape", "attention_shape"}));
+       "prices", "sources", "gemm_shape", "attention_shape", "failures"}));
   GpuSpec g;
   FigureReader figures;
   FLEETSIM_RETURN_IF_ERROR(r.String("name", &g.name));
@@ -254,6 +254,17 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
     if (f.prefill_work_exponent > 4) return fit.Error("prefill_work_exponent", "expected at most 4");
     FLEETSIM_RETURN_IF_ERROR(fit.String("source", &f.source));
     g.attention_shape = f;
+  }
+
+  if (r.Has("failures")) {
+    ObjectReader f;
+    FLEETSIM_RETURN_IF_ERROR(r.Object("failures", &f));
+    FLEETSIM_RETURN_IF_ERROR(f.CheckKeys({"gpu_hours_per_interruption", "source"}));
+    double h = 0;
+    FLEETSIM_RETURN_IF_ERROR(f.Number("gpu_hours_per_interruption", Bound::kPositive, &h));
+    if (h > 1e9) return f.Error("gpu_hours_per_interruption", "expected at most 1e9");
+    FLEETSIM_RETURN_IF_ERROR(f.String("source", &g.interruption_source));
+    g.gpu_hours_per_interruption = h;
   }
 
   ObjectReader prices;

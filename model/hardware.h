@@ -82,6 +82,11 @@ struct GpuSpec {
   std::optional<GemmShapeFit> gemm_shape;      // absent: the constant-efficiency roofline
   // Prefill attention efficiency by work (roofline.h); absent: the constant.
   std::optional<AttentionShapeFit> attention_shape;
+  // Published hardware interruptions at scale: GPU-hours per unexpected
+  // interruption, with its source ("failures" in the JSON); the `gpu`
+  // failure model's default rate. Absent: no published figure.
+  std::optional<double> gpu_hours_per_interruption;
+  std::string interruption_source;
 
   int64_t memory_bytes() const { return memory_mib * 1024 * 1024; }
   double PeakTflops(DType compute) const;

@@ -91,6 +91,9 @@ class Cluster final : private FailureTarget {
     std::vector<int> nodes;  // one, or those a replica larger than a node spans
     SimTime provision = 0;  // a replacement's machine, before its start
     SimTime start = 0;      // container start + weight load + warm-up
+    // GPU-hours per failure of one of its GPUs, when a failure model gives
+    // none (FailureTarget::replica_gpu_hours_per_failure).
+    double gpu_hours_per_failure = kLlama3GpuHoursPerInterruption;
   };
   // Where replica `i` runs and how long it takes to come up.
   void Place(int i, const Placement& placement);
@@ -197,6 +200,7 @@ class Cluster final : private FailureTarget {
   // FailureTarget.
   int num_replicas() const override { return size(); }
   int replica_gpus(int r) const override { return replicas_[r].gpus; }
+  double replica_gpu_hours_per_failure(int r) const override { return replicas_[r].placement.gpu_hours_per_failure; }
   int num_nodes() const override { return static_cast<int>(node_replicas_.size()); }
   const std::vector<int>& node_replicas(int node) const override { return node_replicas_[node]; }
   int num_racks() const override { return static_cast<int>(rack_nodes_.size()); }

@@ -40,16 +40,19 @@ std::optional<SimTime> RepairOf(const FailureSpec& s) {
 }
 
 // Units (GPUs' replicas, nodes, racks, zones) that fail independently, each
-// as a Poisson process of rate weight / MTBF. One pending event for the
-// whole fleet: the superposition is a Poisson process of the summed rate,
-// and each failure hits a unit chosen in proportion to its weight. A unit
-// already down when its turn comes stays as it is (Fail leaves it).
+// as a Poisson process: a replica's GPUs at gpus / MTBF (each GPU's own
+// catalogue figure when the model gives none), every other unit at
+// 1 / MTBF. One pending event for the whole fleet: the superposition is a
+// Poisson process of the summed rate, and each failure hits a unit chosen
+// in proportion to its rate. A unit already down when its turn comes stays
+// as it is (Fail leaves it).
 class PoissonFailures : public FailureModel {
  public:
   enum class Unit { kReplicaGpus, kReplica, kNode, kRack, kZone };
-  PoissonFailures(Unit unit, double mtbf_hours, std::optional<SimTime> repair, FailureKind kind, std::string cause,
-                  Rng rng)
-      : unit_(unit), mtbf_s_(mtbf_hours * 3600.0), repair_(repair), kind_(kind), cause_(std::move(cause)), rng_(rng) {}
+  // mtbf_hours unset: kReplicaGpus only, each replica's GPU's own figure.
+  PoissonFailures(Unit unit, std::optional<double> mtbf_hours, std::optional<SimTime> repair, FailureKind kind,
+                  std::string cause, Rng rng)
+      : unit_(unit), mtbf_hours_(mtbf_hours), repair_(repair), kind_(kind), cause_(std::move(cause)), rng_(rng) {}
 
   void Start(FailureTarget& t) override {
     target_ = &t;
@@ -61,13 +64,17 @@ class PoissonFailures : public FailureModel {
       case Unit::kRack: n = t.num_racks(); break;
       case Unit::kZone: n = static_cast<int>(t.zones().size()); break;
     }
-    double total = 0;
+    double total = 0;  // failures per hour
     for (int i = 0; i < n; ++i) {
-      total += unit_ == Unit::kReplicaGpus ? t.replica_gpus(i) : 1;
+      if (unit_ == Unit::kReplicaGpus) {
+        total += t.replica_gpus(i) / mtbf_hours_.value_or(t.replica_gpu_hours_per_failure(i));
+      } else {
+        total += 1.0 / *mtbf_hours_;
+      }
       cumulative_.push_back(total);
     }
-    if (total <= 0) return;
-    mean_gap_s_ = mtbf_s_ / total;
+    if (!(total > 0)) return;
+    mean_gap_s_ = 3600.0 / total;
     Next();
   }
 
@@ -103,7 +110,7 @@ class PoissonFailures : public FailureModel {
   }
 
   Unit unit_;
-  double mtbf_s_;
+  std::optional<double> mtbf_hours_;
   std::optional<SimTime> repair_;
   FailureKind kind_;
   std::string cause_;
@@ -153,12 +160,11 @@ Status NeedMtbf(const FailureSpec& s) {
 
 void RegisterBuiltinFailureModels(FailureModelRegistry* registry) {
   registry->Add("gpu",
-                "each GPU fails independently (exponential, mtbf_hours per GPU; default Llama 3's one per "
-                "50,677 GPU-hours) and hangs its replica",
+                "each GPU fails independently (exponential, mtbf_hours per GPU; default its catalogue figure, "
+                "Llama 3's one per 50,677 GPU-hours for H100) and hangs its replica",
                 [](const FailureSpec& s, Rng rng, std::unique_ptr<FailureModel>* out) {
                   FLEETSIM_RETURN_IF_ERROR(OnlyKeys(s, {"mtbf_hours", "mttr_s"}));
-                  *out = std::make_unique<PoissonFailures>(PoissonFailures::Unit::kReplicaGpus,
-                                                           s.mtbf_hours.value_or(kLlama3GpuHoursPerInterruption),
+                  *out = std::make_unique<PoissonFailures>(PoissonFailures::Unit::kReplicaGpus, s.mtbf_hours,
                                                            RepairOf(s), FailureKind::kHang, "gpu", rng);
                   return Status::Ok();
                 });

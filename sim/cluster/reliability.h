@@ -143,6 +143,10 @@ class FailureTarget {
   virtual ~FailureTarget() = default;
   virtual int num_replicas() const = 0;
   virtual int replica_gpus(int replica) const = 0;
+  // GPU-hours per failure of one of the replica's GPUs when a model gives
+  // none: its GPU's published figure (the hardware catalogue's "failures"),
+  // else kLlama3GpuHoursPerInterruption.
+  virtual double replica_gpu_hours_per_failure(int replica) const = 0;
   virtual int num_nodes() const = 0;
   virtual const std::vector<int>& node_replicas(int node) const = 0;
   virtual int num_racks() const = 0;
@@ -173,7 +177,9 @@ void RegisterBuiltinFailureModels(FailureModelRegistry* registry);
 
 // Meta's Llama 3 405B pre-training: 419 unexpected interruptions in 54 days
 // on 16,384 H100s (Dubey et al., "The Llama 3 Herd of Models", 2024,
-// table 5): 16,384 x 54 x 24 / 419 GPU-hours per interruption.
+// table 5): 16,384 x 54 x 24 / 419 GPU-hours per interruption. The H100's
+// catalogue entry carries it with its source; GPUs without a figure of
+// their own borrow it (the run warns).
 inline constexpr double kLlama3GpuHoursPerInterruption = 16384.0 * 54 * 24 / 419;
 
 }  // namespace fleetsim

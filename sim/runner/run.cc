@@ -588,6 +588,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       pl.start = SecondsToTime(cs.container_start_s +
                                static_cast<double>(p.memory.weight_bytes_per_gpu) / (cs.weight_load_gb_per_s * 1e9) +
                                cs.warmup_s);
+      pl.gpu_hours_per_failure = p.gpu->gpu_hours_per_interruption.value_or(kLlama3GpuHoursPerInterruption);
       cluster.Place(ro.index, pl);
     }
     cluster.SetRequired(static_cast<int>(pi), p.spec->replicas);
@@ -857,7 +858,16 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   }
   // Engine terms that are not measurements: the figures carry their
   // uncertainty, and the user should know which.
+  // The gpu failure model's default rate is a published figure for some
+  // GPUs only.
+  bool gpu_failures_by_catalogue = false;
+  for (const FailureSpec& f : spec_.reliability.failures)
+    gpu_failures_by_catalogue = gpu_failures_by_catalogue || (f.model == "gpu" && !f.mtbf_hours);
   for (const PoolPlan& p : pools_) {
+    if (gpu_failures_by_catalogue && !p.gpu->gpu_hours_per_interruption)
+      report->summary.warnings.push_back("pool " + p.spec->name + ": no published failure rate for " + p.gpu->name +
+                                         ": the gpu failure model uses the H100's (Llama 3: one interruption per "
+                                         "50,677 GPU-hours); set failures[].mtbf_hours");
     for (const std::string& w : p.model_warnings) report->summary.warnings.push_back("pool " + p.spec->name + ": " + w);
     const std::vector<std::string> estimated = p.engine.TermsAt("estimate");
     const std::vector<std::string> borrowed = p.engine.TermsAt("same_gpu");

@@ -181,6 +181,30 @@ TEST(GpuSpec, PeakFollowsComputeDtype) {
   EXPECT_DOUBLE_EQ(c.FindGpu("A100-80G")->PeakTflops(DType::kFp8), 312);
 }
 
+// The gpu failure model's default: the H100's published interruption rate
+// (Llama 3), with its source; other GPUs have none.
+TEST(Catalog, H100CarriesLlama3InterruptionRateWithItsSource) {
+  Catalog c = Builtin();
+  const GpuSpec* h100 = c.FindGpu("H100-SXM");
+  ASSERT_TRUE(h100->gpu_hours_per_interruption.has_value());
+  EXPECT_NEAR(*h100->gpu_hours_per_interruption, 16384.0 * 54 * 24 / 419, 1.0);
+  EXPECT_NE(h100->interruption_source.find("Llama 3"), std::string::npos);
+  EXPECT_FALSE(c.FindGpu("A100-80G")->gpu_hours_per_interruption.has_value());
+}
+
+TEST(Catalog, RejectsAFailureRateWithoutSourceOrOutOfRange) {
+  Catalog c;
+  const std::string with = Replace(kGpu, "\"prices\": {", "\"failures\": {\"gpu_hours_per_interruption\": 1000}, \"prices\": {");
+  Status s = c.AddGpuJson(with, "H2000.json");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("source"), std::string::npos) << s.message();
+  s = c.AddGpuJson(Replace(kGpu, "\"prices\": {",
+                           "\"failures\": {\"gpu_hours_per_interruption\": -1, \"source\": \"x\"}, \"prices\": {"),
+                   "H2000.json");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("gpu_hours_per_interruption"), std::string::npos) << s.message();
+}
+
 TEST(Catalog, AcceptsTheFixtures) {
   Catalog c;
   Status s = c.AddModelJson(kModel, "m.json");
