@@ -5,7 +5,7 @@
 #   make test    install what is missing (also the tests' own packages:
 #                TEST_PACKAGES, see deps-test), build, run every test, then the
 #                sanitizer build (at -O1, so its suite stays quick) and its
-#                tests, then each fuzz target for 20 s
+#                tests, then each fuzz target for 15 s
 #   make bench   Google Benchmarks + the 1M-request scenario (wall, RSS, rates),
 #                the planner on 1,000 configurations (R = 1 and R = 5),
 #                calibration figures, the Vidur transfer errors and the engine
@@ -25,7 +25,7 @@
 JOBS      ?= $(shell nproc)
 BUILD     ?= build
 CMAKE_ARGS ?=
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 15
 
 DEBIAN_PACKAGES := cmake make g++ clang-14 libclang-rt-14-dev libboost-graph-dev libeigen3-dev \
                    nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
