@@ -64,14 +64,7 @@ void Cluster::Transition(int i, ReplicaPhase phase) {
   m.history.emplace_back(sim_.now(), phase);
   if (phase == ReplicaPhase::kReady) m.ready_since = sim_.now();  // health checks count from here
   const bool is = Serving(m);
-  if (was != is) {
-    AccrueCapacity();
-    const int pool = m.replica->options().pool;
-    const bool short_before = serving_[pool] < required_[pool];
-    serving_[pool] += is ? 1 : -1;
-    const bool short_after = serving_[pool] < required_[pool];
-    short_pools_ += static_cast<int>(short_after) - static_cast<int>(short_before);
-  }
+  if (was != is) AddServing(m.replica->options().pool, is ? 1 : -1, 0);
   if (reliable_ && phase != ReplicaPhase::kReady)
     observer_.OnReplicaEvent(i, sim_.now(), ReplicaPhaseName(phase));
   RebuildReady();
@@ -124,10 +117,15 @@ void Cluster::SetRequired(int pool, int required) {
     required_.resize(pool + 1, 0);
     serving_.resize(pool + 1, 0);
   }
+  AddServing(pool, 0, required - required_[pool]);
+}
+
+void Cluster::AddServing(int pool, int serving, int required) {
+  AccrueCapacity();
   const bool short_before = serving_[pool] < required_[pool];
-  required_[pool] = required;
-  const bool short_after = serving_[pool] < required_[pool];
-  short_pools_ += static_cast<int>(short_after) - static_cast<int>(short_before);
+  serving_[pool] += serving;
+  required_[pool] += required;
+  short_pools_ += static_cast<int>(serving_[pool] < required_[pool]) - static_cast<int>(short_before);
 }
 
 void Cluster::SetReliability(const ReliabilitySpec& spec, std::vector<std::unique_ptr<FailureModel>> models,
@@ -283,7 +281,7 @@ void Cluster::Fail(const std::vector<int>& replicas, FailureKind kind, std::opti
     m.noticed = false;
     m.kind = kind;
     m.down_since = now;
-    m.incident = static_cast<int>(downtimes_.size());
+    m.downtime = static_cast<int>(downtimes_.size());
     ++m.epoch;
     downtimes_.push_back({now, kTimeNever});
     failure_windows_.Open(now);
@@ -291,14 +289,8 @@ void Cluster::Fail(const std::vector<int>& replicas, FailureKind kind, std::opti
     // The KV cache and the iteration in flight are gone.
     std::vector<Replica::Evicted> held;
     m.replica->Evict(&held);
-    if (was_serving) {
-      // Still ready to the routers; no longer serving.
-      AccrueCapacity();
-      const int pool = m.replica->options().pool;
-      const bool short_before = serving_[pool] < required_[pool];
-      serving_[pool]--;
-      short_pools_ += static_cast<int>(serving_[pool] < required_[pool]) - static_cast<int>(short_before);
-    }
+    // Still ready to the routers; no longer serving.
+    if (was_serving) AddServing(m.replica->options().pool, -1, 0);
     if (kind == FailureKind::kCrash || m.view.phase_ != ReplicaPhase::kReady) {
       // A dead process (or a replica out of routing anyway) is known at once.
       Release(std::move(held), i, "replica_failed");
@@ -373,12 +365,11 @@ void Cluster::BackUp(int i) {
   Member& m = replicas_[i];
   if (m.down) {
     m.down = false;
-    downtimes_[m.incident].to = sim_.now();
+    downtimes_[m.downtime].to = sim_.now();
     failure_windows_.Close(sim_.now());
   }
   m.consecutive_errors = 0;
   m.times_ejected = 0;
-  m.ready_since = sim_.now();
   observer_.OnReplicaEvent(i, sim_.now(), "ready");
   Transition(i, ReplicaPhase::kReady);
 }
@@ -539,7 +530,6 @@ void Cluster::PollDrain(size_t r, int i, uint64_t epoch, SimTime deadline) {
     Member& mm = replicas_[i];
     mm.restarting = false;
     if (mm.epoch == e2) {
-      mm.ready_since = sim_.now();
       observer_.OnReplicaEvent(i, sim_.now(), "ready");
       Transition(i, ReplicaPhase::kReady);
     }

@@ -181,7 +181,7 @@ class Cluster final : private FailureTarget {
     SimTime down_since = 0;
     SimTime ready_since = 0;     // health checks count from here
     uint64_t epoch = 0;          // bumped by every failure and restart: stale events check it
-    int incident = -1;           // the failure event that took it down
+    int downtime = -1;           // its entry in downtimes_ while down
     std::vector<Replica::Evicted> stalled;  // held by a hung replica
     int consecutive_errors = 0;
     int times_ejected = 0;
@@ -220,6 +220,9 @@ class Cluster final : private FailureTarget {
   // Phase change plus the serving count of its pool (availability).
   void Transition(int i, ReplicaPhase phase);
   void AccrueCapacity();
+  // Pool `pool` gains `serving` ready-and-serving replicas and needs
+  // `required` more (either may be negative); keeps short_pools_.
+  void AddServing(int pool, int serving, int required);
   // The health checks' verdict on a replica that hung at `at`.
   SimTime HealthCheckRemoval(const Member& m, SimTime at) const;
   // The fleet knows replica i is down: out of routing, its requests let go.
