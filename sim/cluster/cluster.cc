@@ -16,6 +16,7 @@ const char* ReplicaPhaseName(ReplicaPhase phase) {
     case ReplicaPhase::kStopped: return "stopped";
     case ReplicaPhase::kFailed: return "failed";
     case ReplicaPhase::kRepairing: return "repairing";
+    case ReplicaPhase::kWarm: return "warm";
   }
   return "stopped";
 }
@@ -40,7 +41,7 @@ void Cluster::Add(std::unique_ptr<Replica> replica, int gpus, std::optional<doub
   m.gpus = gpus;
   m.usd_per_gpu_hour = usd_per_gpu_hour;
   m.view.phase_ = phase;
-  m.history.emplace_back(sim_.now(), phase);
+  m.history.push_back({sim_.now(), phase, -1});
   m.ready_since = sim_.now();
   m.replica->SetRetriedEnd([this] { RetriedEnded(); });
   const int pool = m.replica->options().pool;
@@ -61,13 +62,19 @@ void Cluster::Transition(int i, ReplicaPhase phase) {
   if (m.view.phase_ == phase) return;
   const bool was = Serving(m);
   m.view.phase_ = phase;
-  m.history.emplace_back(sim_.now(), phase);
+  m.history.push_back({sim_.now(), phase, m.cls});
   if (phase == ReplicaPhase::kReady) m.ready_since = sim_.now();  // health checks count from here
   const bool is = Serving(m);
-  if (was != is) AddServing(m.replica->options().pool, is ? 1 : -1, 0);
-  if (reliable_ && phase != ReplicaPhase::kReady)
+  const int pool = m.replica->options().pool;
+  if (was != is) AddServing(pool, is ? 1 : -1, 0);
+  if ((reliable_ || scaling_) && phase != ReplicaPhase::kReady)
     observer_.OnReplicaEvent(i, sim_.now(), ReplicaPhaseName(phase));
   RebuildReady();
+  if (scaling_) {
+    NoteReady(pool);
+    if (phase == ReplicaPhase::kReady) ScheduleReclaim(i);
+  }
+  if (phase == ReplicaPhase::kReady && buffered_count_ > 0) FlushBuffered(m.replica->options().model);
 }
 
 void Cluster::AccrueCapacity() {
@@ -159,7 +166,7 @@ void Cluster::RouteAvoiding(Request&& req, int avoid) {
   const std::string& model = req.model.empty() ? default_model_ : req.model;
   auto it = ready_.find(model);
   auto turn_away = [&](std::string_view reason) {
-    if (req.attempt == 0) observer_.OnArrival(req, -1);
+    if (req.attempt == 0 && !req.arrival_reported) observer_.OnArrival(req, -1);
     Replica::Evicted e{req, UnservedRecord(req, -1, sim_.now(), RequestStatus::kRejected, reason)};
     if (req.attempt > 0) {
       // A retry with nowhere to go fails to its client.
@@ -169,6 +176,16 @@ void Cluster::RouteAvoiding(Request&& req, int avoid) {
     observer_.OnFinished(e.rec);
   };
   if (it == ready_.end() || it->second.empty()) {
+    if (scaling_ && req.attempt == 0) {
+      // An autoscaled pool of the model has one coming, or can start one.
+      for (PoolRun& pr : pools_) {
+        if (!pr.config.autoscaler || pr.members.empty() || pr.config.autoscaling.max_replicas == 0 ||
+            replicas_[pr.members.front()].replica->options().model != model)
+          continue;
+        Buffer(std::move(req));
+        return;
+      }
+    }
     turn_away(models_.count(model) ? "no_ready_replica" : "unknown_model");
     return;
   }
@@ -190,13 +207,14 @@ void Cluster::RouteAvoiding(Request&& req, int avoid) {
   const int target = cands[pick]->index();
   Member& m = replicas_[target];
   m.arrivals++;
+  if (scaling_ && req.attempt == 0) pools_[m.replica->options().pool].arrivals++;
   if (!m.down) {
     m.replica->Submit(std::move(req));
     return;
   }
   // A hung replica takes the request and answers nothing: it waits until
   // the replica is noticed, or its timeout.
-  if (req.attempt == 0) observer_.OnArrival(req, target);
+  if (req.attempt == 0 && !req.arrival_reported) observer_.OnArrival(req, target);
   RequestRecord rec = UnservedRecord(req, target, sim_.now(), RequestStatus::kFailed, "");
   Stall(target, {std::move(req), rec});
 }
@@ -229,7 +247,7 @@ int64_t Cluster::TakeArrivals(int i) {
 }
 
 bool Cluster::Idle() const {
-  if (!retry_wait_.empty()) return false;
+  if (!retry_wait_.empty() || buffered_count_ > 0) return false;
   for (const Member& m : replicas_)
     if (m.replica->outstanding() > 0 || m.replica->busy() || !m.stalled.empty()) return false;
   return true;
@@ -250,6 +268,10 @@ void Cluster::ReportUnfinished(SimTime end, std::string_view reason) {
   for (auto& [seq, wait] : retry_wait_)
     observer_.OnFinished(UnservedRecord(wait.first, -1, end, RequestStatus::kUnfinished, reason));
   retry_wait_.clear();
+  for (auto& [model, held] : buffered_)
+    for (const Request& r : held) observer_.OnFinished(UnservedRecord(r, -1, end, RequestStatus::kUnfinished, reason));
+  buffered_.clear();
+  buffered_count_ = 0;
 }
 
 // ---- failures ----
@@ -488,6 +510,7 @@ void Cluster::RestartNextBatch(size_t r) {
     rs.batch.push_back(i);
     m.restarting = true;
     Transition(i, ReplicaPhase::kDraining);
+    restart_drains_.push_back(sim_.now());
     PollDrain(r, i, m.epoch, sim_.now() + SecondsToTime(rs.spec.drain_timeout_s));
   }
   int ready = 0;
@@ -541,26 +564,75 @@ void Cluster::PollDrain(size_t r, int i, uint64_t epoch, SimTime deadline) {
 
 Cluster::Usage Cluster::UsageUntil(SimTime to) const {
   Usage u;
-  long double usd = 0;
-  bool priced = true;
+  // (pool, class index + 1) -> its part.
+  std::map<std::pair<int, int>, Usage::Part> parts;
+  const SimTime window = std::max<SimTime>(0, to - measure_from_);
   for (const Member& m : replicas_) {
-    // Time not stopped, within [measure_from, to).
-    __int128 live = 0;
-    for (size_t k = 0; k < m.history.size(); ++k) {
-      if (m.history[k].second == ReplicaPhase::kStopped) continue;
-      const SimTime a = std::max(m.history[k].first, measure_from_);
-      const SimTime b = std::min(k + 1 < m.history.size() ? m.history[k + 1].first : to, to);
-      if (b > a) live += b - a;
+    const int pool = m.replica->options().pool;
+    const PoolRun* pr = pool < static_cast<int>(pools_.size()) && !pools_[pool].members.empty() ? &pools_[pool] : nullptr;
+    auto part = [&](int cls) -> Usage::Part& {
+      auto [it, fresh] = parts.try_emplace({pool, cls + 1});
+      Usage::Part& p = it->second;
+      if (fresh) {
+        p.pool = pool;
+        const PriceClass* c = ClassOf(m, cls);
+        p.pricing_class = c ? c->name : "on_demand";
+        p.usd_gpu_ns = 0;  // until an unpriced replica runs in it
+      }
+      return p;
+    };
+    auto price = [&](int cls) { return cls < 0 ? m.usd_per_gpu_hour : ClassOf(m, cls)->usd_per_gpu_hour; };
+    // Paid GPU time by class, and what it cost.
+    auto add = [&](int cls, __int128 gpu_ns, long double frac) {
+      if (gpu_ns <= 0) return;
+      Usage::Part& p = part(cls);
+      p.gpu_ns += gpu_ns;
+      const std::optional<double> usd = price(cls);
+      if (!usd) {
+        p.usd_gpu_ns.reset();
+      } else if (p.usd_gpu_ns) {
+        *p.usd_gpu_ns += static_cast<long double>(gpu_ns) * static_cast<long double>(*usd) * frac;
+      }
+    };
+    const bool reserved = pr && pr->config.price.name == "reserved";
+    if (reserved) {
+      // Paid whether used or not: the whole window, whatever its phase.
+      add(0, static_cast<__int128>(window) * m.gpus, 1);
+    } else {
+      for (size_t k = 0; k < m.history.size(); ++k) {
+        const Member::Segment& sg = m.history[k];
+        if (sg.phase == ReplicaPhase::kStopped) continue;
+        const SimTime a = std::max(sg.at, measure_from_);
+        const SimTime b = std::min(k + 1 < m.history.size() ? m.history[k + 1].at : to, to);
+        if (b <= a) continue;
+        const long double frac =
+            sg.phase == ReplicaPhase::kWarm && pr ? static_cast<long double>(pr->config.warm_cost_fraction) : 1.0L;
+        add(sg.cls, static_cast<__int128>(b - a) * m.gpus, frac);
+      }
     }
-    const __int128 gpu_ns = live * m.gpus;
-    u.gpu_ns += gpu_ns;
-    u.busy_gpu_ns += static_cast<__int128>(m.replica->busy_time()) * m.gpus;
-    if (gpu_ns > 0) {
-      if (m.usd_per_gpu_hour)
-        usd += static_cast<long double>(gpu_ns) * static_cast<long double>(*m.usd_per_gpu_hour);
-      else
+    // Busy time by class.
+    const int cur = m.cls;
+    SimTime busy[2] = {m.class_busy[0], m.class_busy[1]};
+    busy[std::max(cur, 0)] += m.replica->busy_time() - m.busy_mark;
+    for (int c = 0; c < 2; ++c) {
+      if (busy[c] == 0) continue;
+      const int cls = m.cls < 0 ? -1 : c;
+      part(cls).busy_gpu_ns += static_cast<__int128>(busy[c]) * m.gpus;
+    }
+  }
+  bool priced = true;
+  long double usd = 0;
+  for (auto& [key, p] : parts) {
+    u.gpu_ns += p.gpu_ns;
+    u.busy_gpu_ns += p.busy_gpu_ns;
+    if (p.gpu_ns > 0) {
+      if (p.usd_gpu_ns) {
+        usd += *p.usd_gpu_ns;
+      } else {
         priced = false;
+      }
     }
+    u.parts.push_back(std::move(p));
   }
   if (priced) u.usd_gpu_ns = usd;
   return u;
@@ -603,9 +675,8 @@ Cluster::Reliability Cluster::ReliabilityUntil(SimTime to) const {
     r.min_ready_during_restart =
         r.min_ready_during_restart < 0 ? rs.min_ready : std::min(r.min_ready_during_restart, rs.min_ready);
   }
-  for (const Member& m : replicas_)
-    for (size_t k = 1; k < m.history.size(); ++k)
-      if (m.history[k].second == ReplicaPhase::kDraining && m.history[k].first <= to) ++r.restarts_done;
+  for (SimTime at : restart_drains_)
+    if (at <= to) ++r.restarts_done;
   return r;
 }
 

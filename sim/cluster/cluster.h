@@ -16,6 +16,22 @@
 // to the client. Then it is replaced, repaired or stopped, per the fleet's
 // recovery, and comes back after a cold start.
 //
+// Scaling (docs/autoscaling.md): each pool wants a number of replicas (its
+// own, or its autoscaler's, decided every period from the pool's monitor)
+// and the cluster starts or drains replicas to match: a start takes a warm
+// worker if the pool keeps any (ready in warm_start), else a stopped slot
+// through provisioning (its pricing class's delay) and a cold start; a
+// drain takes no new request, lets those held finish, then stops. A start
+// is refused when the GPU type has no capacity left in the pricing class
+// (a limit per type and class); a spot pool then falls back to on-demand
+// if allowed. Requests for a model whose pools have no ready replica wait
+// in an activator queue while one is coming (a pool at zero gets one at
+// once), as Knative's activator holds them.
+//
+// Spot replicas are reclaimed at the class's rate: a notice (the replica
+// drains), then it is gone (its requests retried or failed) and the pool
+// starts another to keep its count.
+//
 // GPU time is integrated over each replica's lifetime: from the moment it is
 // provisioned (the GPUs are rented) to the moment it stops, in exact
 // nanoseconds, per replica, busy (running an iteration) and idle apart; the
@@ -31,15 +47,20 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/cluster/autoscaler.h"
 #include "sim/cluster/observer.h"
 #include "sim/cluster/reliability.h"
 #include "sim/cluster/replica.h"
+#include "sim/cluster/pool_monitor.h"
+#include "sim/engine/rng.h"
 #include "sim/engine/simulation.h"
 #include "sim/engine/time_windows.h"
 
 namespace fleetsim {
 
-enum class ReplicaPhase { kProvisioning, kStarting, kReady, kDraining, kStopped, kFailed, kRepairing };
+// kWarm: a warm-pool worker, weights loaded, taking no traffic (cost as
+// the pool configures).
+enum class ReplicaPhase { kProvisioning, kStarting, kReady, kDraining, kStopped, kFailed, kRepairing, kWarm };
 const char* ReplicaPhaseName(ReplicaPhase phase);
 
 // A replica as the cluster shows it: its identity, phase and load.
@@ -85,6 +106,53 @@ class Cluster final : private FailureTarget {
            ReplicaPhase phase = ReplicaPhase::kReady);
   // Moves replica `i` to `phase` now.
   void SetPhase(int i, ReplicaPhase phase);
+
+  // ---- pools: prices, scaling, spot (call before the run starts) ----
+  struct PriceClass {
+    std::string name = "on_demand";           // "on_demand", "reserved" (paid whether used or not), "spot"
+    std::optional<double> usd_per_gpu_hour;   // unset: unpriced
+    SimTime provision = 0;                    // a machine of this class, before a cold start
+  };
+  struct PoolConfig {
+    std::string name, gpu;
+    int gpus_per_replica = 1;
+    PriceClass price;                    // the pool's own class
+    std::optional<PriceClass> fallback;  // taken when the own class has no capacity (spot -> on_demand)
+    int desired = 0;                     // replicas wanted at first
+    // Null: a fixed pool (it only replaces what it loses).
+    std::unique_ptr<Autoscaler> autoscaler;
+    AutoscalerSpec autoscaling;          // bounds and warm pool, with an autoscaler
+    SimTime warm_start = 0;              // a warm worker to ready
+    double warm_cost_fraction = 1;       // of the price, while warm
+    // Spot: reclaims per replica-hour, and the notice before each.
+    double reclaims_per_hour = 0;
+    SimTime reclaim_notice = 0;
+  };
+  // Pool `pool`'s replicas (added already) and how it scales; those beyond
+  // the ones Add made ready wait stopped (or warm) until wanted.
+  void ConfigurePool(int pool, PoolConfig config);
+  struct CapacityLimit {
+    std::string gpu, pricing_class;
+    int64_t gpus = 0;
+  };
+  void SetCapacityLimits(std::vector<CapacityLimit> limits) { limits_ = std::move(limits); }
+  // Starts the autoscalers, monitors and spot reclaims (after ConfigurePool).
+  void StartScaling();
+  bool scaling() const { return scaling_; }
+  // A request ended (the pool's monitor counts those completed).
+  void OnRequestEnded(const RequestRecord& rec);
+  // What scaling did, up to `to`.
+  struct Scaling {
+    int64_t scale_ups = 0, scale_downs = 0;  // replicas started / drained or cancelled by scaling
+    int64_t refused = 0;                     // starts refused: no capacity in the class (nor its fallback)
+    int64_t fallbacks = 0;                   // starts that took the fallback class
+    int64_t spot_reclaims = 0;
+    int replicas_min = 0, replicas_max = 0;  // ready replicas of scaled pools, fewest and most
+    double replica_seconds = 0;              // replicas of scaled pools not stopped, integrated
+  };
+  Scaling ScalingUntil(SimTime to) const;
+  // The replica's cost rate now, $/hour (0 stopped; unset: unpriced).
+  std::optional<double> UsdPerHour(int i) const;
 
   // ---- reliability (call before the run starts) ----
   struct Placement {
@@ -136,6 +204,14 @@ class Cluster final : private FailureTarget {
     // Sum of GPU-nanoseconds x $/GPU-hour; unset when an unpriced replica
     // ran in the window.
     std::optional<long double> usd_gpu_ns;
+    // The same per pool and pricing class, in order of pool then class.
+    struct Part {
+      int pool = 0;
+      std::string pricing_class;
+      __int128 gpu_ns = 0, busy_gpu_ns = 0;
+      std::optional<long double> usd_gpu_ns;
+    };
+    std::vector<Part> parts;
   };
   Usage UsageUntil(SimTime to) const;
 
@@ -169,8 +245,19 @@ class Cluster final : private FailureTarget {
     ReplicaView view{nullptr};
     int gpus = 0;
     std::optional<double> usd_per_gpu_hour;
-    // Phases with their start times, in order.
-    std::vector<std::pair<SimTime, ReplicaPhase>> history;
+    // Phases with their start times and pricing class (an index into the
+    // pool's classes; -1: the price given to Add), in order.
+    struct Segment {
+      SimTime at;
+      ReplicaPhase phase;
+      int cls;
+    };
+    std::vector<Segment> history;
+    int cls = -1;
+    // Busy time per class: accrued at each change of class.
+    SimTime class_busy[2] = {0, 0};
+    SimTime busy_mark = 0;
+    bool to_warm = false;        // provisioning or starting into the warm pool
     int64_t arrivals = 0;
     Placement placement;
     // Reliability. `down`: failed (hung or dead) and not yet back; a hung
@@ -290,6 +377,39 @@ class Cluster final : private FailureTarget {
     int min_ready = -1;
   };
   std::vector<Restart> restarts_;
+  std::vector<SimTime> restart_drains_;  // when each restarted replica began to drain
+
+  // Pools.
+  struct PoolRun {
+    PoolConfig config;
+    std::vector<int> members;
+    int desired = 0;
+    std::unique_ptr<PoolMonitor> monitor;
+    int64_t arrivals = 0;        // since the last sample
+    Rng spot_rng{0};
+    // Ready replicas over time (scaled pools): (since, count).
+    std::vector<std::pair<SimTime, int>> ready_steps;
+  };
+  const PriceClass* ClassOf(const Member& m, int cls) const;
+  void Reconcile(int pool);
+  bool StartOne(int pool, bool to_warm);
+  void StopOne(int pool);
+  void PollStop(int i, uint64_t epoch);
+  void Decide(int pool);
+  void SamplePool(int pool);
+  void ScheduleReclaim(int i);
+  void SetClass(int i, int cls);
+  bool HasCapacity(const PoolRun& pr, const PriceClass& c) const;
+  // Requests held for a model with no ready replica while one is coming.
+  void Buffer(Request&& req);
+  void FlushBuffered(const std::string& model);
+  void NoteReady(int pool);
+  std::vector<PoolRun> pools_;
+  std::vector<CapacityLimit> limits_;
+  bool scaling_ = false;
+  std::map<std::string, std::vector<Request>, std::less<>> buffered_;
+  int64_t buffered_count_ = 0;
+  Scaling scaled_;
 };
 
 }  // namespace fleetsim

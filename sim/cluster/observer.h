@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "model/batch_shape.h"
@@ -61,6 +62,7 @@ struct ReplicaSample {
   double kv_utilization = 0;
   SimTime busy = 0;         // time spent in iterations during the interval
   const char* state = "ready";  // Cluster::StateName at the end of the interval
+  std::optional<double> usd_per_hour;  // its cost rate then (0: stopped; unset: unpriced)
 };
 
 // Decode steps run back to back (a decode span's, sim/cluster/replica.h):

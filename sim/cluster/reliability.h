@@ -75,14 +75,35 @@ const char* RecoveryName(Recovery r);
 // How long a replica takes to come up (DOMAIN.md, Operations): a
 // replacement waits provision_s (a machine, its image pulled), then every
 // start — replacement, repair, restart after a crash or a rolling restart —
-// takes container_start_s + the replica's weight bytes per GPU /
-// weight_load_gb_per_s + warmup_s.
+// takes container_start_s + the replica's weight bytes per GPU / the
+// weight load bandwidth + warmup_s. The bandwidth is weight_load_gb_per_s
+// when given, else the weight source's (WeightLoadGbPerS). Reserved
+// machines are held already: they skip provision_s.
+enum class WeightSource {
+  kDisk,     // the safetensors loader from local disk: 16 GB in 48 s, 0.33 GB/s (Run:ai Model Streamer's comparison, A10G)
+  kNetwork,  // a streaming loader from object storage: 16 GB in 7.5-14 s; the slow end, 16/14 = 1.14 GB/s (ibid.)
+  kPeer,     // from a GPU already serving, over the scale-out network: the GPU's NIC bandwidth per direction
+};
+const char* WeightSourceName(WeightSource s);
 struct ColdStartSpec {
   double provision_s = 600;        // estimate: image pull 5-6 min + extraction 3-4 min (BentoML), machine ready
   double container_start_s = 120;  // "start ~2 min" (BentoML, Llama-3.1-8B)
-  double weight_load_gb_per_s = 0.33;  // 16 GB in 48 s, safetensors loader (Run:ai Model Streamer's comparison)
+  WeightSource weight_source = WeightSource::kDisk;
+  std::optional<double> weight_load_gb_per_s;  // overrides the source's bandwidth
   double warmup_s = 30;            // estimate: memory profiling and CUDA graph capture
 };
+// GB/s a replica's GPU loads its weights at: the override, else the
+// source's figure (kPeer: `nic_gb_per_s`, the GPU's scale-out NIC, or the
+// network figure when the catalogue has none).
+inline double WeightLoadGbPerS(const ColdStartSpec& cs, double nic_gb_per_s) {
+  if (cs.weight_load_gb_per_s) return *cs.weight_load_gb_per_s;
+  switch (cs.weight_source) {
+    case WeightSource::kDisk: return 0.33;
+    case WeightSource::kNetwork: return 16.0 / 14.0;
+    case WeightSource::kPeer: return nic_gb_per_s > 0 ? nic_gb_per_s : 16.0 / 14.0;
+  }
+  return 0.33;
+}
 
 // A rolling restart: `batch` replicas of `pool` at a time, each drained
 // first (no new requests; at most drain_timeout_s for those it holds, the

@@ -56,7 +56,7 @@ RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
 }
 
 void Replica::Submit(Request req) {
-  if (req.attempt == 0) observer_.OnArrival(req, options_.index);
+  if (req.attempt == 0 && !req.arrival_reported) observer_.OnArrival(req, options_.index);
   const int64_t len = options_.max_model_len;
   if (options_.truncate_over_max_model_len && static_cast<int64_t>(req.prompt_tokens) + req.output_tokens > len &&
       len >= 2) {

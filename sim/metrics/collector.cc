@@ -77,7 +77,7 @@ Status MetricsCollector::Open(const MetricsOptions& options, std::unique_ptr<Met
         "id,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_tokens,output_tokens,"
         "generated_tokens,replica,preemptions,status,reason,cached_tokens\n");
   if (c->timeseries_.is_open())
-    c->timeseries_.out().Raw("t_s,replica,arrivals,queue_depth,running,kv_util,busy_frac,state\n");
+    c->timeseries_.out().Raw("t_s,replica,arrivals,queue_depth,running,kv_util,busy_frac,state,usd_per_hour\n");
   if (c->trace_.is_open()) {
     TextBuffer& t = c->trace_.out();
     t.Raw("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
@@ -317,6 +317,8 @@ void MetricsCollector::OnSample(const ReplicaSample& s) {
   o.Fixed(s.interval > 0 ? static_cast<double>(s.busy) / static_cast<double>(s.interval) : 0.0, 4);
   o.Char(',');
   o.Raw(s.state);
+  o.Char(',');
+  if (s.usd_per_hour) o.Fixed(*s.usd_per_hour, 4);  // empty: unpriced
   o.Char('\n');
   timeseries_.MaybeFlush();
 }
@@ -410,6 +412,21 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
   if (facts.gpu_ns) s.gpu_hours = static_cast<double>(*facts.gpu_ns / 3.6e12L);
   s.gpu_hours = Round6(s.gpu_hours);
   if (facts.busy_gpu_ns) s.busy_gpu_hours = Round6(static_cast<double>(*facts.busy_gpu_ns / 3.6e12L));
+  if (facts.busy_gpu_ns && facts.gpu_ns && *facts.gpu_ns > 0)
+    s.idle_share = Round6(static_cast<double>(1.0L - *facts.busy_gpu_ns / *facts.gpu_ns));
+  for (const RunFacts::CostPart& p : facts.cost_parts) {
+    Summary::CostPart c;
+    c.pool = p.pool;
+    c.pricing_class = p.pricing_class;
+    c.gpu_hours = Round6(static_cast<double>(p.gpu_ns / 3.6e12L));
+    c.busy_gpu_hours = Round6(static_cast<double>(p.busy_gpu_ns / 3.6e12L));
+    if (p.usd_gpu_ns) c.usd = Round6(static_cast<double>(*p.usd_gpu_ns / 3.6e12L));
+    s.cost_by_pool.push_back(std::move(c));
+  }
+  if (facts.autoscaling) {
+    s.autoscaling = facts.autoscaling;
+    s.autoscaling->replica_seconds = Round6(s.autoscaling->replica_seconds);
+  }
   if (priced && !std::isfinite(usd_per_hour)) {
     priced = false;
     s.warnings.push_back("cost undefined (null): the fleet's price per hour overflows");
@@ -419,6 +436,9 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
     // kept it; else the fleet's rate over the window.
     const double usd = facts.gpu_ns && facts.usd_gpu_ns ? static_cast<double>(*facts.usd_gpu_ns / 3.6e12L)
                                                         : usd_per_hour * s.window_s / 3600.0;
+    // A scaled fleet's rate is its mean over the window; a fixed one's, the
+    // rate of all its replicas.
+    if (facts.autoscaling && s.window_s > 0) usd_per_hour = usd / (s.window_s / 3600.0);
     s.usd_per_hour = Round6(usd_per_hour);
     s.total_usd = Round6(usd);
     if (out_tokens_ > 0) s.usd_per_million_output_tokens = Round6(usd / static_cast<double>(out_tokens_) * 1e6);
@@ -623,11 +643,36 @@ std::string SummaryToJson(const Summary& s) {
   w.Key("cost").BeginObject();
   w.Key("gpu_hours").Double(s.gpu_hours);
   OptionalDouble(w, "busy_gpu_hours", s.busy_gpu_hours);
+  OptionalDouble(w, "idle_share", s.idle_share);
   OptionalDouble(w, "usd_per_hour", s.usd_per_hour);
   OptionalDouble(w, "total_usd", s.total_usd);
   OptionalDouble(w, "usd_per_million_output_tokens", s.usd_per_million_output_tokens);
   OptionalDouble(w, "usd_per_million_total_tokens", s.usd_per_million_total_tokens);
+  w.Key("by_pool").BeginArray();
+  for (const Summary::CostPart& c : s.cost_by_pool) {
+    w.BeginObject();
+    w.Key("pool").String(c.pool);
+    w.Key("pricing_class").String(c.pricing_class);
+    w.Key("gpu_hours").Double(c.gpu_hours);
+    w.Key("busy_gpu_hours").Double(c.busy_gpu_hours);
+    OptionalDouble(w, "usd", c.usd);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
+  if (s.autoscaling) {
+    const RunFacts::Autoscaling& a = *s.autoscaling;
+    w.Key("autoscaling").BeginObject();
+    w.Key("scale_ups").Int(a.scale_ups);
+    w.Key("scale_downs").Int(a.scale_downs);
+    w.Key("refused").Int(a.refused);
+    w.Key("fallbacks").Int(a.fallbacks);
+    w.Key("spot_reclaims").Int(a.spot_reclaims);
+    w.Key("replicas_min").Int(a.replicas_min);
+    w.Key("replicas_max").Int(a.replicas_max);
+    w.Key("replica_seconds").Double(a.replica_seconds);
+    w.EndObject();
+  }
   w.Key("sim").BeginObject();
   w.Key("events").Int(static_cast<int64_t>(s.events));
   w.Key("simulated_s").Double(s.simulated_s);

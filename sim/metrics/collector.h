@@ -100,6 +100,20 @@ struct RunFacts {
     int min_ready_during_restart = -1;
   };
   std::optional<Reliability> reliability;
+  // Paid GPU time per pool and pricing class (Cluster::UsageUntil's parts).
+  struct CostPart {
+    std::string pool, pricing_class;
+    long double gpu_ns = 0, busy_gpu_ns = 0;
+    std::optional<long double> usd_gpu_ns;
+  };
+  std::vector<CostPart> cost_parts;
+  // Set when some pool autoscales or runs on spot (Cluster::ScalingUntil).
+  struct Autoscaling {
+    int64_t scale_ups = 0, scale_downs = 0, refused = 0, fallbacks = 0, spot_reclaims = 0;
+    int replicas_min = 0, replicas_max = 0;
+    double replica_seconds = 0;
+  };
+  std::optional<Autoscaling> autoscaling;
 };
 
 // Figures in ms; all unset when count is 0 (undefined, written as null).
@@ -127,6 +141,14 @@ struct Summary {
   std::optional<double> attainment, goodput_rps;
   double gpu_hours = 0;
   std::optional<double> busy_gpu_hours;  // of gpu_hours, running iterations
+  std::optional<double> idle_share;      // 1 - busy / paid GPU time
+  struct CostPart {
+    std::string pool, pricing_class;
+    double gpu_hours = 0, busy_gpu_hours = 0;
+    std::optional<double> usd;
+  };
+  std::vector<CostPart> cost_by_pool;
+  std::optional<RunFacts::Autoscaling> autoscaling;
   std::optional<double> usd_per_hour, total_usd, usd_per_million_output_tokens, usd_per_million_total_tokens;
   uint64_t events = 0;
   double simulated_s = 0;

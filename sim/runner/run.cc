@@ -27,6 +27,8 @@ void RegisterBuiltins(Policies* policies) {
   RegisterBuiltinRouters(&policies->routers);
   RegisterBuiltinSchedulers(&policies->schedulers);
   RegisterBuiltinFailureModels(&policies->failure_models);
+  RegisterBuiltinAutoscalers(&policies->autoscalers);
+  RegisterSloDrivenAutoscaler(&policies->autoscalers);
 }
 
 FleetPlacement PlaceFleet(const ScenarioSpec& spec, const std::vector<PoolPlan>& pools) {
@@ -93,6 +95,88 @@ std::string Unknown(const std::string& what, const std::string& name, const std:
   const std::string shown = name.size() > 64 ? name.substr(0, 61) + "..." : name;
   return "unknown " + what + " \"" + shown + "\" (known: " + JoinNames(known) + ")";
 }
+
+// Spot reclaims when neither the pool nor the GPU's catalogue entry gives
+// them: AWS's two-minute interruption notice (EC2 User Guide, "Spot
+// Instance interruption notices"), and the Spot Instance Advisor's highest
+// bucket, interrupted more than 20% of the time per month: 0.2 / 730 per
+// hour.
+constexpr double kDefaultSpotReclaimsPerHour = 0.2 / 730;
+constexpr double kDefaultSpotNoticeS = 120;
+
+// What one replica of a pool can carry, from the pool's performance model:
+// the autoscalers that size a pool from capacity (slo_driven) ask it.
+class PerfCapacity final : public ReplicaCapacity {
+ public:
+  PerfCapacity(const PerfModel& perf, const PoolPlan& pool) : perf_(perf), pool_(pool) {}
+
+  double PrefillMs(double isl) const override {
+    // The prompt in chunks of the scheduler's token budget, alone.
+    const int64_t chunk = std::max<int64_t>(1, pool_.limits.max_num_batched_tokens);
+    int64_t left = std::max<int64_t>(1, std::llround(isl)), pos = 0, ns = 0;
+    while (left > 0) {
+      const int64_t c = std::min(left, chunk);
+      BatchShape b;
+      b.prefill_seqs = 1;
+      b.prefill_tokens = c;
+      b.prefill_attn_pairs = c * pos + c * (c + 1) / 2;
+      b.prefill_kv_tokens = pos + c;
+      b.sampled_seqs = left == c ? 1 : 0;
+      ns += perf_.IterationNs(b);
+      pos += c;
+      left -= c;
+    }
+    return static_cast<double>(ns) * 1e-6;
+  }
+  double DecodeStepMs(int batch, double context) const override {
+    BatchShape b;
+    b.decode_seqs = std::max(1, batch);
+    b.decode_tokens = b.decode_seqs;
+    b.decode_kv_tokens = b.decode_seqs * std::max<int64_t>(1, std::llround(context));
+    b.sampled_seqs = b.decode_seqs;
+    return static_cast<double>(perf_.IterationNs(b)) * 1e-6;
+  }
+  // A replica serves prompts and decodes on the same GPUs: a request takes
+  // P seconds of prefill and osl decode steps in a batch of B. B is the
+  // largest batch whose step meets the TPOT target (and that the KV cache
+  // and max_num_seqs hold); decode runs in the time prefill leaves, so
+  // rate x osl = (1 - rate x P) x B / step. Prefills queue: with arrivals
+  // at random (M/D/1) the wait is rho / (2 (1 - rho)) x P, so the TTFT
+  // target caps rho = rate x P at 2x / (1 + 2x), x = TTFT / P - 1.
+  double MaxRequestsPerS(double isl, double osl, std::optional<double> ttft_ms,
+                         std::optional<double> tpot_ms) const override {
+    isl = std::max(1.0, isl);
+    osl = std::max(1.0, osl);
+    const double p_s = PrefillMs(isl) * 1e-3;
+    if (ttft_ms && p_s * 1e3 > *ttft_ms) return 0;
+    const double context = isl + osl / 2;
+    const double kv_tokens = static_cast<double>(pool_.memory.kv_blocks) * pool_.spec->block_size;
+    const int cap = static_cast<int>(std::clamp<double>(std::floor(kv_tokens / (isl + osl)), 1.0,
+                                                        static_cast<double>(pool_.limits.max_num_seqs)));
+    int lo = 1, hi = cap;
+    if (tpot_ms && DecodeStepMs(1, context) > *tpot_ms) return 0;
+    while (tpot_ms && lo < hi) {  // the largest B with step(B) <= tpot
+      const int mid = lo + (hi - lo + 1) / 2;
+      if (DecodeStepMs(mid, context) <= *tpot_ms) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    const int batch = tpot_ms ? lo : cap;
+    const double tokens_per_s = batch / (DecodeStepMs(batch, context) * 1e-3);
+    double rate = tokens_per_s / (osl + p_s * tokens_per_s);
+    if (ttft_ms) {
+      const double x = *ttft_ms / (p_s * 1e3) - 1;
+      rate = std::min(rate, 2 * x / (1 + 2 * x) / p_s);
+    }
+    return std::max(0.0, rate);
+  }
+
+ private:
+  const PerfModel& perf_;
+  const PoolPlan& pool_;
+};
 
 // Forwards every report to `inner`, and each request's end also to `ended`.
 class ForwardingObserver final : public RunObserver {
@@ -248,6 +332,12 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
       plan->price_source = it->second->provider + " " + it->second->date;
     }
   }
+  if (auto od = plan->gpu->prices.find("on_demand"); od != plan->gpu->prices.end() && od->second)
+    plan->on_demand_usd_per_gpu_hour = od->second->usd_per_gpu_hour;
+  if (p.pricing_class == "spot") {
+    plan->spot_reclaims_per_hour = p.spot_reclaims_per_hour.value_or(kDefaultSpotReclaimsPerHour);
+    plan->spot_notice_s = p.spot_notice_s.value_or(kDefaultSpotNoticeS);
+  }
   return Status::Ok();
 }
 
@@ -369,6 +459,7 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
   }
   run->placement_ = PlaceFleet(s, run->pools_);
   FLEETSIM_RETURN_IF_ERROR(run->CheckReliability().WithPrefix(s.file + ": "));
+  FLEETSIM_RETURN_IF_ERROR(run->CheckScaling());
   if (s.traffic.kind == TrafficSpec::Kind::kGenerator && !s.traffic.model.empty()) {
     bool served = false;
     for (const PoolPlan& p : run->pools_) served = served || p.model->name == s.traffic.model;
@@ -376,6 +467,39 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
       return Status::Invalid(s.file + ": traffic.generator.model: no pool serves \"" + s.traffic.model + "\"");
   }
   *out = std::move(run);
+  return Status::Ok();
+}
+
+Status ScenarioRun::MakeAutoscaler(size_t pool, std::unique_ptr<Autoscaler>* out) const {
+  const AutoscalerSpec& as = *pools_[pool].spec->autoscaler;
+  AutoscalerContext ctx;
+  ctx.capacity = capacity_[pool].get();
+  ctx.ttft_slo_ms = spec_.ttft_slo_ms;
+  ctx.tpot_slo_ms = spec_.tpot_slo_ms;
+  const AutoscalerRegistry::Entry* e = policies_.autoscalers.Find(as.policy);
+  if (!e) return Status::Invalid(spec_.file + ": " + as.path + ".policy: " +
+                                 Unknown("autoscaler", as.policy, policies_.autoscalers.Names()));
+  return e->factory(as, ctx, out).WithPrefix(spec_.file + ": ");
+}
+
+Status ScenarioRun::CheckScaling() {
+  for (size_t i = 0; i < pools_.size(); ++i) {
+    capacity_.push_back(std::make_unique<PerfCapacity>(*perf_[i], pools_[i]));
+    if (!pools_[i].spec->autoscaler) continue;
+    std::unique_ptr<Autoscaler> probe;
+    FLEETSIM_RETURN_IF_ERROR(MakeAutoscaler(i, &probe));
+  }
+  for (const GpuCapacitySpec& c : spec_.gpu_capacity) {
+    const GpuSpec* gpu = catalog_.FindGpu(c.gpu);
+    if (!gpu && profile_gpu_ && profile_gpu_->name == c.gpu) gpu = profile_gpu_.get();
+    if (!gpu) return Status::Invalid(spec_.file + ": " + c.path + ".gpu: " + Unknown("GPU", c.gpu, catalog_.GpuNames()));
+    if (!gpu->prices.count(c.pricing_class)) {
+      std::vector<std::string> classes;
+      for (const auto& [k, v] : gpu->prices) classes.push_back(k);
+      return Status::Invalid(spec_.file + ": " + c.path + ".pricing_class: " +
+                             Unknown("pricing class", c.pricing_class, classes));
+    }
+  }
   return Status::Ok();
 }
 
@@ -539,14 +663,18 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   // Closed-loop clients hear of each request's end: they send their next
   // one a think time after it. Everything else goes to the metrics.
   std::function<void(const RequestRecord&)> on_finished;
+  Cluster* scaled_cluster = nullptr;  // autoscalers' monitors hear of each request's end
   ForwardingObserver forwarding(metrics.get(), [&](const RequestRecord& rec) {
     if (options.on_request) options.on_request(rec);
     if (on_finished) on_finished(rec);
+    if (scaled_cluster) scaled_cluster->OnRequestEnded(rec);
   });
+  bool autoscaled = false;
+  for (const PoolPlan& p : pools_) autoscaled = autoscaled || p.spec->autoscaler.has_value();
   // Replicas report straight to the metrics unless someone else listens
   // (the forwarding costs a call per iteration and token gap).
   RunObserver& observer =
-      closed_loop || options.on_request ? static_cast<RunObserver&>(forwarding) : *metrics;
+      closed_loop || options.on_request || autoscaled ? static_cast<RunObserver&>(forwarding) : *metrics;
 
   // The fleet.
   const std::vector<std::unique_ptr<PerfModel>>& perf = perf_;
@@ -557,7 +685,13 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   Cluster cluster(sim, observer, default_model, mo.warmup);
   for (size_t pi = 0; pi < pools_.size(); ++pi) {
     const PoolPlan& p = pools_[pi];
+    const std::optional<AutoscalerSpec>& as = p.spec->autoscaler;
     for (int r = 0; r < p.spec->total_replicas(); ++r) {
+      // An autoscaled pool starts with its initial replicas ready and its
+      // warm pool warm; its other slots wait stopped.
+      ReplicaPhase phase = ReplicaPhase::kReady;
+      if (as && r >= as->initial_replicas)
+        phase = r < as->initial_replicas + as->warm_pool ? ReplicaPhase::kWarm : ReplicaPhase::kStopped;
       ReplicaOptions ro;
       ro.index = cluster.size();
       ro.pool = static_cast<int>(pi);
@@ -579,19 +713,52 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       FLEETSIM_RETURN_IF_ERROR(p.scheduler->factory(p.limits, p.spec->scheduler_options, &sched)
                                    .WithPrefix(spec_.file + ": " + p.spec->path + "."));
       cluster.Add(std::make_unique<Replica>(sim, ro, std::move(sched), *perf[pi], observer), p.shard.gpus(),
-                  p.usd_per_gpu_hour);
+                  p.usd_per_gpu_hour, phase);
       // A start loads this GPU's shard of the weights.
       const ColdStartSpec& cs = spec_.reliability.cold_start;
       Cluster::Placement pl;
       pl.nodes = placement_.replica_nodes[ro.index];
       pl.provision = SecondsToTime(cs.provision_s);
       pl.start = SecondsToTime(cs.container_start_s +
-                               static_cast<double>(p.memory.weight_bytes_per_gpu) / (cs.weight_load_gb_per_s * 1e9) +
+                               static_cast<double>(p.memory.weight_bytes_per_gpu) /
+                                   (WeightLoadGbPerS(cs, p.gpu->network_gbps_per_direction) * 1e9) +
                                cs.warmup_s);
       pl.gpu_hours_per_failure = p.gpu->gpu_hours_per_interruption.value_or(kLlama3GpuHoursPerInterruption);
       cluster.Place(ro.index, pl);
     }
-    cluster.SetRequired(static_cast<int>(pi), p.spec->replicas);
+    cluster.SetRequired(static_cast<int>(pi), as ? as->min_replicas : p.spec->replicas);
+    // Prices, scaling and spot.
+    Cluster::PoolConfig pc;
+    pc.name = p.spec->name;
+    pc.gpu = p.gpu->name;
+    pc.gpus_per_replica = p.shard.gpus();
+    pc.price.name = p.spec->pricing_class;
+    pc.price.usd_per_gpu_hour = p.usd_per_gpu_hour;
+    pc.price.provision = p.spec->pricing_class == "reserved" ? 0 : SecondsToTime(spec_.reliability.cold_start.provision_s);
+    if (p.spec->pricing_class == "spot") {
+      pc.reclaims_per_hour = p.spot_reclaims_per_hour;
+      pc.reclaim_notice = SecondsToTime(p.spot_notice_s);
+      if (p.spec->spot_fallback_on_demand) {
+        Cluster::PriceClass od;
+        od.name = "on_demand";
+        od.usd_per_gpu_hour = p.on_demand_usd_per_gpu_hour;
+        od.provision = pc.price.provision;
+        pc.fallback = od;
+      }
+    }
+    pc.desired = as ? as->initial_replicas : p.spec->total_replicas();
+    pc.warm_start = SecondsToTime(p.spec->warm_start_s);
+    pc.warm_cost_fraction = p.spec->warm_cost_fraction;
+    if (as) {
+      FLEETSIM_RETURN_IF_ERROR(MakeAutoscaler(pi, &pc.autoscaler));
+      pc.autoscaling = *as;
+    }
+    cluster.ConfigurePool(static_cast<int>(pi), std::move(pc));
+  }
+  {
+    std::vector<Cluster::CapacityLimit> limits;
+    for (const GpuCapacitySpec& c : spec_.gpu_capacity) limits.push_back({c.gpu, c.pricing_class, c.gpus});
+    cluster.SetCapacityLimits(std::move(limits));
   }
   cluster.SetNodes(placement_.node_rack, placement_.node_zone, placement_.zones);
   cluster.SetRouter(router_->factory(sim.Stream("router")));
@@ -607,6 +774,11 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     cluster.SetReliability(spec_.reliability, std::move(models), restart_pools_);
     metrics->SetWindows(&cluster.failure_windows(), &cluster.restart_windows());
   }
+  cluster.StartScaling();
+  if (cluster.scaling()) scaled_cluster = &cluster;
+  // Failures and autoscalers schedule events for ever: the run is over when
+  // no request is to come or held.
+  const bool endless = reliability || cluster.scaling();
   // A request reaches the router: to a ready replica of its model, or rejected.
   auto route = [&](Request&& req) { cluster.Route(std::move(req)); };
 
@@ -701,6 +873,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       s.kv_utilization = r.state().kv().utilization();
       s.busy = r.TakeBusyTime(t);
       s.state = cluster.StateName(i);
+      s.usd_per_hour = cluster.UsdPerHour(i);
       metrics->OnSample(s);
     }
     rows += nrep;
@@ -711,7 +884,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   auto traffic_done = [&] { return !have && sends_pending == 0 && cluster.Idle(); };
   std::function<void()> sampler = [&] {
     if (sim.pending() == 0 && !have) return;  // only the sampler was left: the run is over
-    if (reliability && traffic_done()) return;
+    if (endless && traffic_done()) return;
     sample_all(sim.now());
     if (rows - rows_at_interval_start >= (options.timeseries_max_rows - rows_at_interval_start) / 2) {
       // Half the rows left are spent: coarsen so that the next half of what
@@ -763,7 +936,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       }
     }
     if (sim.now() >= until) break;
-    if (reliability && traffic_done()) break;
+    if (endless && traffic_done()) break;
   }
   if (stopped_by_error || interrupted) {
     (void)metrics->Close();
@@ -787,6 +960,28 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     facts.gpu_ns = static_cast<long double>(u.gpu_ns);
     facts.busy_gpu_ns = static_cast<long double>(u.busy_gpu_ns);
     if (u.usd_gpu_ns) facts.usd_gpu_ns = *u.usd_gpu_ns;
+    for (const Cluster::Usage::Part& part : u.parts) {
+      RunFacts::CostPart c;
+      c.pool = pools_[part.pool].spec->name;
+      c.pricing_class = part.pricing_class;
+      c.gpu_ns = static_cast<long double>(part.gpu_ns);
+      c.busy_gpu_ns = static_cast<long double>(part.busy_gpu_ns);
+      if (part.usd_gpu_ns) c.usd_gpu_ns = *part.usd_gpu_ns;
+      facts.cost_parts.push_back(std::move(c));
+    }
+  }
+  if (cluster.scaling()) {
+    const Cluster::Scaling sc = cluster.ScalingUntil(end);
+    RunFacts::Autoscaling a;
+    a.scale_ups = sc.scale_ups;
+    a.scale_downs = sc.scale_downs;
+    a.refused = sc.refused;
+    a.fallbacks = sc.fallbacks;
+    a.spot_reclaims = sc.spot_reclaims;
+    a.replicas_min = sc.replicas_min;
+    a.replicas_max = sc.replicas_max;
+    a.replica_seconds = sc.replica_seconds;
+    facts.autoscaling = a;
   }
   if (reliability) {
     const Cluster::Reliability r = cluster.ReliabilityUntil(end);

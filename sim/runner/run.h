@@ -18,6 +18,7 @@
 #include "model/memory_plan.h"
 #include "model/perf_model.h"
 #include "model/roofline.h"
+#include "sim/cluster/autoscaler.h"
 #include "sim/cluster/batch_scheduler.h"
 #include "sim/cluster/reliability.h"
 #include "sim/cluster/router.h"
@@ -31,6 +32,7 @@ struct Policies {
   RouterRegistry routers;
   SchedulerRegistry schedulers;
   FailureModelRegistry failure_models;
+  AutoscalerRegistry autoscalers;
 };
 void RegisterBuiltins(Policies* policies);
 
@@ -74,6 +76,9 @@ struct PoolPlan {
   int64_t host_kv_blocks = 0;    // swap space, in KV blocks
   std::optional<double> usd_per_gpu_hour;
   std::string price_source;
+  std::optional<double> on_demand_usd_per_gpu_hour;  // a spot pool's fallback
+  double spot_reclaims_per_hour = 0;                  // spot pools: the pool's, else the catalogue's
+  double spot_notice_s = 0;
   // Keys of the pool's model config (a Hugging Face config.json) that were
   // ignored; the run's summary lists them under warnings.
   std::vector<std::string> model_warnings;
@@ -170,6 +175,10 @@ class ScenarioRun {
   // Rolling restarts name pools, failure models are known and their
   // targets exist (after placement_ is set).
   Status CheckReliability();
+  // Autoscalers are known and accept their options; capacity limits name
+  // known GPUs and classes. Builds capacity_.
+  Status CheckScaling();
+  Status MakeAutoscaler(size_t pool, std::unique_ptr<Autoscaler>* out) const;
 
   ScenarioSpec spec_;
   // The device perf.profile describes when the catalogue lacks it; pools
@@ -185,6 +194,7 @@ class ScenarioRun {
   std::vector<std::unique_ptr<PerfModel>> perf_;  // one per pool, built in Build
   FleetPlacement placement_;
   std::vector<int> restart_pools_;  // pool index of each rolling restart
+  std::vector<std::unique_ptr<ReplicaCapacity>> capacity_;  // per pool, from its perf model
 };
 
 // Peak resident set size of this process, in KiB (0 if unknown).

@@ -31,18 +31,24 @@ const KeyTable kTables[] = {
           "failures"}},
     {"fleet",
      {"router", "pools", "gpus_per_node", "nodes_per_rack", "recovery", "health_check", "outlier_ejection", "retries",
-      "max_requests_per_replica", "request_timeout_s", "cold_start", "rolling_restarts"}},
+      "max_requests_per_replica", "request_timeout_s", "cold_start", "rolling_restarts", "gpu_capacity"}},
+    {"fleet.gpu_capacity[]", {"gpu", "pricing_class", "gpus"}},
     {"fleet.health_check", {"interval_s", "timeout_s", "unhealthy_threshold"}},
     {"fleet.outlier_ejection",
      {"consecutive_failures", "interval_s", "base_ejection_s", "max_ejection_s", "max_ejection_percent"}},
     {"fleet.retries", {"max_retries", "base_backoff_ms", "max_backoff_ms", "budget_percent", "min_retry_concurrency"}},
-    {"fleet.cold_start", {"provision_s", "container_start_s", "weight_load_gb_per_s", "warmup_s"}},
+    {"fleet.cold_start", {"provision_s", "container_start_s", "weight_source", "weight_load_gb_per_s", "warmup_s"}},
     {"fleet.rolling_restarts[]", {"pool", "at_s", "batch", "drain_timeout_s"}},
     {"failures[]", {"model", "mtbf_hours", "mttr_s", "at_s", "node", "replica", "rack", "zone", "kind"}},
     {"fleet.pools[]",
      {"name", "model", "gpu", "replicas", "tp", "pp", "engine", "scheduler", "scheduler_options", "preemption",
       "swap_space_gib", "max_model_len", "prefix_caching", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
-      "block_size", "kv_cache_dtype", "pricing_class", "usd_per_gpu_hour", "over_max_model_len", "spares", "zone"}},
+      "block_size", "kv_cache_dtype", "pricing_class", "usd_per_gpu_hour", "over_max_model_len", "spares", "zone",
+      "autoscaler", "warm_start_s", "warm_cost_fraction", "spot"}},
+    {"fleet.pools[].autoscaler",
+     {"policy", "min_replicas", "max_replicas", "warm_pool", "metric", "target", "metric_delay_s", "options",
+      "schedule", "forecaster"}},
+    {"fleet.pools[].spot", {"reclaims_per_hour", "notice_s", "fallback"}},
     // The union of every registered scheduler's options; each scheduler
     // refuses the ones that are not its own.
     {"fleet.pools[].scheduler_options",
@@ -141,6 +147,16 @@ const NumericBound kBounds[] = {
     IntIn("fleet.pools[].block_size", 1, 1024),
     NumIn("fleet.pools[].usd_per_gpu_hour", 0, 1e6),
     IntIn("fleet.pools[].spares", 0, 100000),
+    NumIn("fleet.pools[].warm_start_s", 0, kMaxSeconds),
+    NumIn("fleet.pools[].warm_cost_fraction", 0, 1),
+    IntIn("fleet.pools[].autoscaler.min_replicas", 0, 100000),
+    IntIn("fleet.pools[].autoscaler.max_replicas", 1, 100000),
+    IntIn("fleet.pools[].autoscaler.warm_pool", 0, 100000),
+    NumAbove("fleet.pools[].autoscaler.target", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.metric_delay_s", 0, kMaxSeconds),
+    NumIn("fleet.pools[].spot.reclaims_per_hour", 0, 1e6),
+    NumIn("fleet.pools[].spot.notice_s", 0, kMaxSeconds),
+    IntIn("fleet.gpu_capacity[].gpus", 0, int64_t{1} << 40),
     IntIn("fleet.gpus_per_node", 1, 1024),
     IntIn("fleet.nodes_per_rack", 1, 100000),
     IntIn("fleet.max_requests_per_replica", 1, kMaxTokens),
@@ -581,6 +597,76 @@ void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Sta
   }
 }
 
+// A pool's "autoscaler". Its options are numbers under policy-specific
+// names, which the policy's factory checks; replicas (read already) is the
+// count at time 0 and must lie within the bounds.
+void ParseAutoscaler(const json& j, PoolSpec* p, Status* err) {
+  AutoscalerSpec a;
+  a.path = p->path + ".autoscaler";
+  Obj o(j, a.path, "fleet.pools[].autoscaler", err);
+  o.String("policy", &a.policy, true);
+  a.min_replicas = 1;
+  o.Int("min_replicas", &a.min_replicas);
+  a.max_replicas = std::max(p->replicas, a.min_replicas);
+  o.Int("max_replicas", &a.max_replicas, true);
+  o.Int("warm_pool", &a.warm_pool);
+  static const char* const kMetrics[] = {"concurrency", "queue_depth", "kv_utilization", "tokens_per_s", "ttft_ms",
+                                         "tpot_ms"};
+  if (const int m = o.Choice("metric", {"concurrency", "queue_depth", "kv_utilization", "tokens_per_s", "ttft_ms",
+                                        "tpot_ms"},
+                             false);
+      m >= 0)
+    a.metric = ParseScalingMetric(kMetrics[m]);
+  o.OptNumber("target", &a.target);
+  o.OptNumber("metric_delay_s", &a.metric_delay_s);
+  if (const int f = o.Choice("forecaster", {"constant", "arima", "kalman"}, false); f >= 0)
+    a.forecaster = f == 0 ? "constant" : f == 1 ? "arima" : "kalman";
+  if (o.Has("options")) {
+    const json& opts = o.At("options");
+    if (!opts.is_object()) {
+      o.Fail(a.path + ".options", "expected an object of numbers, got " + Describe(opts));
+    } else {
+      for (auto it = opts.begin(); it != opts.end() && o.ok(); ++it) {
+        if (!it->is_number() || !std::isfinite(it->get<double>())) {
+          o.Fail(a.path + ".options." + it.key(), "expected a number, got " + Describe(*it));
+          break;
+        }
+        a.options[it.key()] = it->get<double>();
+      }
+    }
+  }
+  if (o.Has("schedule")) {
+    const json& sch = o.At("schedule");
+    const std::string where = a.path + ".schedule";
+    if (!sch.is_array() || sch.empty()) o.Fail(where, "expected a non-empty array of [hour, replicas] pairs");
+    for (size_t i = 0; o.ok() && i < sch.size(); ++i) {
+      const json& e = sch[i];
+      const std::string at = where + "[" + std::to_string(i) + "]";
+      if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number_integer()) {
+        o.Fail(at, "expected [hour, replicas], got " + Describe(e));
+        break;
+      }
+      const double hour = e[0].get<double>();
+      const int64_t n = e[1].get<int64_t>();
+      if (!(hour >= 0 && hour < 24)) o.Fail(at + "[0]", "expected an hour of the day in [0, 24), got " + Describe(e[0]));
+      if (n < 0 || n > 100000) o.Fail(at + "[1]", "expected replicas in [0, 100000], got " + Describe(e[1]));
+      if (o.ok() && !a.schedule.empty() && hour <= a.schedule.back().first)
+        o.Fail(at + "[0]", "hours must increase along the schedule");
+      if (o.ok()) a.schedule.emplace_back(hour, static_cast<int>(n));
+    }
+  }
+  if (o.ok() && a.min_replicas > a.max_replicas)
+    o.Fail(a.path + ".min_replicas", std::to_string(a.min_replicas) + " exceeds max_replicas " +
+                                         std::to_string(a.max_replicas));
+  if (o.ok() && (p->replicas < a.min_replicas || p->replicas > a.max_replicas))
+    o.Fail(p->path + ".replicas", "the count at time 0 (" + std::to_string(p->replicas) +
+                                      ") must lie within the autoscaler's bounds [" + std::to_string(a.min_replicas) +
+                                      ", " + std::to_string(a.max_replicas) + "]");
+  if (o.ok() && p->spares > 0) o.Fail(p->path + ".spares", "an autoscaled pool keeps a warm_pool, not spares");
+  a.initial_replicas = p->replicas;
+  p->autoscaler = std::move(a);
+}
+
 void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Status* err) {
   if (!fleet.Has("pools")) {
     fleet.Fail("fleet.pools", "required");
@@ -646,9 +732,38 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
     o.OptNumber("usd_per_gpu_hour", &p.usd_per_gpu_hour);
     o.Int("spares", &p.spares);
     o.String("zone", &p.zone);
+    o.Number("warm_start_s", &p.warm_start_s);
+    o.Number("warm_cost_fraction", &p.warm_cost_fraction);
+    if (o.Has("autoscaler")) ParseAutoscaler(o.At("autoscaler"), &p, err);
+    if (o.Has("spot") && err->ok()) {
+      Obj so(o.At("spot"), p.path + ".spot", "fleet.pools[].spot", err);
+      so.OptNumber("reclaims_per_hour", &p.spot_reclaims_per_hour);
+      so.OptNumber("notice_s", &p.spot_notice_s);
+      if (const int fb = so.Choice("fallback", {"on_demand", "none"}, false); fb >= 0)
+        p.spot_fallback_on_demand = fb == 0;
+    }
     for (const PoolSpec& q : spec->pools)
       if (o.ok() && q.name == p.name) o.Fail(p.path + ".name", "duplicate pool name \"" + p.name + "\"");
     spec->pools.push_back(std::move(p));
+  }
+}
+
+// The fleet's GPU capacity limits.
+void ParseCapacity(Obj& fleet, ScenarioSpec* spec, Status* err) {
+  if (!fleet.Has("gpu_capacity")) return;
+  const json& arr = fleet.At("gpu_capacity");
+  if (!arr.is_array()) {
+    fleet.Fail("fleet.gpu_capacity", "expected an array, got " + Describe(arr));
+    return;
+  }
+  for (size_t i = 0; i < arr.size() && err->ok(); ++i) {
+    GpuCapacitySpec c;
+    c.path = "fleet.gpu_capacity[" + std::to_string(i) + "]";
+    Obj o(arr[i], c.path, "fleet.gpu_capacity[]", err);
+    o.String("gpu", &c.gpu, true);
+    o.String("pricing_class", &c.pricing_class, true);
+    o.Int("gpus", &c.gpus, true);
+    spec->gpu_capacity.push_back(std::move(c));
   }
 }
 
@@ -691,7 +806,9 @@ void ParseReliability(Obj& top, Obj& fleet, ScenarioSpec* spec, Status* err) {
     Obj o(fleet.At("cold_start"), "fleet.cold_start", "fleet.cold_start", err);
     o.Number("provision_s", &r.cold_start.provision_s);
     o.Number("container_start_s", &r.cold_start.container_start_s);
-    o.Number("weight_load_gb_per_s", &r.cold_start.weight_load_gb_per_s);
+    o.OptNumber("weight_load_gb_per_s", &r.cold_start.weight_load_gb_per_s);
+    if (const int ws = o.Choice("weight_source", {"disk", "network", "peer"}, false); ws >= 0)
+      r.cold_start.weight_source = static_cast<WeightSource>(ws);
     o.Number("warmup_s", &r.cold_start.warmup_s);
   }
   if (fleet.Has("rolling_restarts") && err->ok()) {
@@ -809,6 +926,7 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
     fleet.String("router", &spec.router);
     ParsePools(fleet, base_dir, &spec, &err);
     if (err.ok()) ParseReliability(top, fleet, &spec, &err);
+    if (err.ok()) ParseCapacity(fleet, &spec, &err);
   }
   if (err.ok()) ParseTraffic(top, base_dir, &spec, &err);
   if (err.ok() && top.Has("slo")) {

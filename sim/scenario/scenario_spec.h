@@ -12,6 +12,7 @@
 
 #include "model/engine_spec.h"
 #include "model/roofline.h"
+#include "sim/cluster/autoscaler.h"
 #include "sim/cluster/reliability.h"
 #include "sim/traffic/traffic_spec.h"
 
@@ -71,7 +72,32 @@ struct PoolSpec {
   // needs `replicas` ready, what availability.capacity measures).
   int spares = 0;
   std::string zone = "zone0";  // its nodes' zone (failures of a zone take them all)
-  int total_replicas() const { return replicas + spares; }
+  // Set: the pool scales between its bounds (docs/autoscaling.md);
+  // `replicas` is then the count ready at time 0.
+  std::optional<AutoscalerSpec> autoscaler;
+  // A warm worker to ready (weights loaded: wake the engine), and its cost
+  // as a fraction of the price while idle warm (the GPUs are held: 1).
+  double warm_start_s = 5;
+  double warm_cost_fraction = 1;
+  // Spot pools: reclaims per replica-hour and the notice before each
+  // (unset: the GPU's catalogue figures), and whether a start the spot
+  // market refuses falls back to on-demand.
+  std::optional<double> spot_reclaims_per_hour;
+  std::optional<double> spot_notice_s;
+  bool spot_fallback_on_demand = true;
+  // Replica slots: every replica the pool may ever run at once.
+  int total_replicas() const {
+    return autoscaler ? autoscaler->max_replicas + autoscaler->warm_pool : replicas + spares;
+  }
+};
+
+// GPUs of a type that can be had in a pricing class, at most
+// (fleet.gpu_capacity[]): starts beyond it are refused.
+struct GpuCapacitySpec {
+  std::string path;
+  std::string gpu;
+  std::string pricing_class;
+  int64_t gpus = 0;
 };
 
 struct ScenarioSpec {
@@ -92,6 +118,7 @@ struct ScenarioSpec {
   int gpus_per_node = 8;
   int nodes_per_rack = 4;
   ReliabilitySpec reliability;
+  std::vector<GpuCapacitySpec> gpu_capacity;
   TrafficSpec traffic;         // paths already resolved against the scenario's folder
   std::optional<double> ttft_slo_ms;
   std::optional<double> tpot_slo_ms;

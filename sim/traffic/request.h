@@ -27,6 +27,9 @@ struct Request {
   // Times this request was sent again after a replica failed under it (0:
   // the client's first try). Arrivals are counted at the first try only.
   int32_t attempt = 0;
+  // Counted already: it arrived while no replica of its model was ready and
+  // waited in the cluster's activator queue (sim/cluster/cluster.h).
+  bool arrival_reported = false;
 };
 
 }  // namespace fleetsim
