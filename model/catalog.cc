@@ -175,7 +175,7 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
   FLEETSIM_RETURN_IF_ERROR(r.CheckKeys(
       {"name", "vendor", "family", "memory_mib", "bf16_tflops", "fp8_tflops", "fp32_tflops",
        "mem_bandwidth_gbps", "scale_up", "pcie_gbps_per_direction", "network_gbps_per_direction",
-       "prices", "sources", "gemm_shape", "attention_shape", "failures"}));
+       "prices", "sources", "gemm_shape", "attention_shape", "failures", "spot"}));
   GpuSpec g;
   FigureReader figures;
   FLEETSIM_RETURN_IF_ERROR(r.String("name", &g.name));
@@ -265,6 +265,31 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
     if (h > 1e9) return f.Error("gpu_hours_per_interruption", "expected at most 1e9");
     FLEETSIM_RETURN_IF_ERROR(f.String("source", &g.interruption_source));
     g.gpu_hours_per_interruption = h;
+  }
+
+  if (r.Has("spot")) {
+    ObjectReader sp;
+    FLEETSIM_RETURN_IF_ERROR(r.Object("spot", &sp));
+    FLEETSIM_RETURN_IF_ERROR(sp.CheckKeys({"provider", "notice_s", "reclaims_per_hour", "source"}));
+    SpotReclamation spot;
+    FLEETSIM_RETURN_IF_ERROR(sp.String("provider", &spot.provider));
+    if (sp.Has("notice_s")) {
+      double v = 0;
+      FLEETSIM_RETURN_IF_ERROR(sp.Number("notice_s", Bound::kNonNegative, &v));
+      if (v > 86400) return sp.Error("notice_s", "expected at most 86400 (a day)");
+      spot.notice_s = v;
+    }
+    if (sp.Has("reclaims_per_hour")) {
+      double v = 0;
+      FLEETSIM_RETURN_IF_ERROR(sp.Number("reclaims_per_hour", Bound::kPositive, &v));
+      if (v > 3600) return sp.Error("reclaims_per_hour", "expected at most 3600 (one a second)");
+      spot.reclaims_per_hour = v;
+    }
+    if (!spot.notice_s && !spot.reclaims_per_hour) {
+      return sp.Error("notice_s", "missing: a spot block gives notice_s, reclaims_per_hour or both");
+    }
+    FLEETSIM_RETURN_IF_ERROR(sp.String("source", &spot.source));
+    g.spot = std::move(spot);
   }
 
   ObjectReader prices;

@@ -63,6 +63,17 @@ struct AttentionShapeFit {
   std::string source;
 };
 
+// Spot (preemptible) capacity of this GPU at one provider ("spot" in the
+// JSON): how long the provider warns before reclaiming an instance and how
+// often it reclaims one, each optional (absent: no published figure), with
+// the source of both.
+struct SpotReclamation {
+  std::string provider;                      // "AWS"
+  std::optional<double> notice_s;            // warning before reclaim, seconds (>= 0)
+  std::optional<double> reclaims_per_hour;   // per instance (> 0)
+  std::string source;
+};
+
 struct GpuSpec {
   std::string name;          // "H100-SXM"
   std::string vendor;        // "nvidia", "amd"
@@ -87,6 +98,8 @@ struct GpuSpec {
   // failure model's default rate. Absent: no published figure.
   std::optional<double> gpu_hours_per_interruption;
   std::string interruption_source;
+  // Spot reclamation ("spot" in the JSON); absent: none published.
+  std::optional<SpotReclamation> spot;
 
   int64_t memory_bytes() const { return memory_mib * 1024 * 1024; }
   double PeakTflops(DType compute) const;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -203,6 +204,44 @@ TEST(Catalog, RejectsAFailureRateWithoutSourceOrOutOfRange) {
                    "H2000.json");
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("gpu_hours_per_interruption"), std::string::npos) << s.message();
+}
+
+TEST(Catalog, H100CarriesAwsSpotReclamationWithItsSource) {
+  Catalog c = Builtin();
+  const GpuSpec* h100 = c.FindGpu("H100-SXM");
+  ASSERT_TRUE(h100->spot.has_value());
+  EXPECT_EQ(h100->spot->provider, "AWS");
+  ASSERT_TRUE(h100->spot->notice_s.has_value());
+  EXPECT_DOUBLE_EQ(*h100->spot->notice_s, 120);  // EC2's two-minute interruption notice
+  ASSERT_TRUE(h100->spot->reclaims_per_hour.has_value());
+  // The Spot Instance Advisor's 15-20% a month for p5.48xlarge, at its midpoint.
+  EXPECT_NEAR(*h100->spot->reclaims_per_hour, -std::log(1 - 0.175) / 730, 1e-7);
+  EXPECT_NE(h100->spot->source.find("Spot Instance Advisor"), std::string::npos);
+  EXPECT_FALSE(c.FindGpu("MI300X")->spot.has_value());
+}
+
+TEST(Catalog, RejectsAMalformedSpotBlock) {
+  Catalog c;
+  const auto with = [](const std::string& spot) {
+    return Replace(kGpu, "\"prices\": {", "\"spot\": " + spot + ", \"prices\": {");
+  };
+  Status s = c.AddGpuJson(with(R"({"provider": "AWS", "notice_s": 30, "source": "s"})"), "H2000.json");
+  EXPECT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(c.FindGpu("H2000")->spot.has_value());
+  EXPECT_FALSE(c.FindGpu("H2000")->spot->reclaims_per_hour.has_value());
+  Catalog d;
+  s = d.AddGpuJson(with(R"({"provider": "AWS", "notice_s": 30, "source": "s", "notice": 1})"), "H2000.json");
+  EXPECT_EQ(s.message().rfind("H2000.json: spot.notice: unknown key", 0), 0u) << s.message();
+  s = d.AddGpuJson(with(R"({"provider": "AWS", "notice_s": "120", "source": "s"})"), "H2000.json");
+  EXPECT_EQ(s.message(), "H2000.json: spot.notice_s: expected a non-negative number");
+  s = d.AddGpuJson(with(R"({"provider": "AWS", "reclaims_per_hour": 0, "source": "s"})"), "H2000.json");
+  EXPECT_EQ(s.message(), "H2000.json: spot.reclaims_per_hour: expected a positive number");
+  s = d.AddGpuJson(with(R"({"provider": "AWS", "notice_s": 120})"), "H2000.json");
+  EXPECT_EQ(s.message(), "H2000.json: spot.source: missing required key");
+  s = d.AddGpuJson(with(R"({"provider": "AWS", "source": "s"})"), "H2000.json");
+  EXPECT_EQ(s.message().rfind("H2000.json: spot.notice_s: missing", 0), 0u) << s.message();
+  s = d.AddGpuJson(with("[]"), "H2000.json");
+  EXPECT_EQ(s.message(), "H2000.json: spot: expected an object");
 }
 
 TEST(Catalog, AcceptsTheFixtures) {
