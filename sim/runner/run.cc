@@ -99,9 +99,9 @@ std::string Unknown(const std::string& what, const std::string& name, const std:
 // Spot reclaims when neither the pool nor the GPU's catalogue entry gives
 // them: AWS's two-minute interruption notice (EC2 User Guide, "Spot
 // Instance interruption notices"), and the Spot Instance Advisor's highest
-// bucket, interrupted more than 20% of the time per month: 0.2 / 730 per
-// hour.
-constexpr double kDefaultSpotReclaimsPerHour = 0.2 / 730;
+// band, more than 20% of instances interrupted per month, as a constant
+// hazard: -ln(1 - 0.2) / 730 per hour (the catalogue's conversion).
+constexpr double kDefaultSpotReclaimsPerHour = 0.22314355131420976 / 730;
 constexpr double kDefaultSpotNoticeS = 120;
 
 // What one replica of a pool can carry, from the pool's performance model:
@@ -335,8 +335,21 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   if (auto od = plan->gpu->prices.find("on_demand"); od != plan->gpu->prices.end() && od->second)
     plan->on_demand_usd_per_gpu_hour = od->second->usd_per_gpu_hour;
   if (p.pricing_class == "spot") {
-    plan->spot_reclaims_per_hour = p.spot_reclaims_per_hour.value_or(kDefaultSpotReclaimsPerHour);
-    plan->spot_notice_s = p.spot_notice_s.value_or(kDefaultSpotNoticeS);
+    // The catalogue's rate is per machine of 8 GPUs (AWS's instances): a
+    // replica on more machines is reclaimed when any of them is.
+    const std::optional<SpotReclamation>& cat = plan->gpu->spot;
+    const double machines = std::ceil(plan->shard.gpus() / 8.0);
+    if (p.spot_reclaims_per_hour) {
+      plan->spot_reclaims_per_hour = *p.spot_reclaims_per_hour;
+    } else if (cat && cat->reclaims_per_hour) {
+      plan->spot_reclaims_per_hour = *cat->reclaims_per_hour * machines;
+    } else {
+      plan->spot_reclaims_per_hour = kDefaultSpotReclaimsPerHour * machines;
+      plan->warnings.push_back("no published spot reclamation rate for " + plan->gpu->name +
+                               ": spot.reclaims_per_hour defaults to AWS's highest Spot Instance Advisor band "
+                               "(more than 20% a month); set it");
+    }
+    plan->spot_notice_s = p.spot_notice_s.value_or(cat && cat->notice_s ? *cat->notice_s : kDefaultSpotNoticeS);
   }
   return Status::Ok();
 }
@@ -1064,6 +1077,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
                                          ": the gpu failure model uses the H100's (Llama 3: one interruption per "
                                          "50,677 GPU-hours); set failures[].mtbf_hours");
     for (const std::string& w : p.model_warnings) report->summary.warnings.push_back("pool " + p.spec->name + ": " + w);
+    for (const std::string& w : p.warnings) report->summary.warnings.push_back("pool " + p.spec->name + ": " + w);
     const std::vector<std::string> estimated = p.engine.TermsAt("estimate");
     const std::vector<std::string> borrowed = p.engine.TermsAt("same_gpu");
     auto join = [](const std::vector<std::string>& v) {

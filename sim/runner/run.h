@@ -79,6 +79,7 @@ struct PoolPlan {
   std::optional<double> on_demand_usd_per_gpu_hour;  // a spot pool's fallback
   double spot_reclaims_per_hour = 0;                  // spot pools: the pool's, else the catalogue's
   double spot_notice_s = 0;
+  std::vector<std::string> warnings;  // figures the run borrowed; the summary lists them
   // Keys of the pool's model config (a Hugging Face config.json) that were
   // ignored; the run's summary lists them under warnings.
   std::vector<std::string> model_warnings;
