@@ -49,6 +49,11 @@ const KeyTable kTables[] = {
      {"policy", "min_replicas", "max_replicas", "warm_pool", "metric", "target", "metric_delay_s", "options",
       "schedule", "forecaster"}},
     {"fleet.pools[].spot", {"reclaims_per_hour", "notice_s", "fallback"}},
+    {"fleet.pools[].autoscaler.schedule[]", {"hour", "replicas"}},
+    // The union of every registered autoscaler's options; each policy
+    // refuses the ones that are not its own, and checks finer ranges.
+    {"fleet.pools[].autoscaler.options",
+     {"sync_period_s", "tolerance", "downscale_stabilization_s", "upscale_stabilization_s", "scale_up_pods", "scale_up_percent", "scale_up_period_s", "scale_down_percent", "scale_down_period_s", "tick_s", "container_concurrency", "target_utilization", "stable_window_s", "panic_window_percentage", "panic_threshold_percentage", "max_scale_up_rate", "max_scale_down_rate", "scale_to_zero_grace_s", "scale_down_delay_s", "period_s", "look_back_period_s", "upscaling_factor", "downscaling_factor", "upscale_delay_s", "downscale_delay_s", "downscale_to_zero_delay_s", "adjustment_interval_s", "ttft_ms", "tpot_ms", "no_correction"}},
     // The union of every registered scheduler's options; each scheduler
     // refuses the ones that are not its own.
     {"fleet.pools[].scheduler_options",
@@ -157,6 +162,38 @@ const NumericBound kBounds[] = {
     NumIn("fleet.pools[].spot.reclaims_per_hour", 0, 1e6),
     NumIn("fleet.pools[].spot.notice_s", 0, kMaxSeconds),
     IntIn("fleet.gpu_capacity[].gpus", 0, int64_t{1} << 40),
+    IntIn("fleet.pools[].autoscaler.schedule[].hour", 0, 23),
+    IntIn("fleet.pools[].autoscaler.schedule[].replicas", 0, 100000),
+    NumIn("fleet.pools[].autoscaler.options.sync_period_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.tolerance", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.downscale_stabilization_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.upscale_stabilization_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.scale_up_pods", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.scale_up_percent", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.scale_up_period_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.scale_down_percent", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.scale_down_period_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.tick_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.container_concurrency", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.target_utilization", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.stable_window_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.panic_window_percentage", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.panic_threshold_percentage", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.max_scale_up_rate", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.max_scale_down_rate", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.scale_to_zero_grace_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.scale_down_delay_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.period_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.look_back_period_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.upscaling_factor", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.downscaling_factor", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.upscale_delay_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.downscale_delay_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.downscale_to_zero_delay_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.adjustment_interval_s", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.ttft_ms", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.tpot_ms", 0, 1e9),
+    NumIn("fleet.pools[].autoscaler.options.no_correction", 0, 1e9),
     IntIn("fleet.gpus_per_node", 1, 1024),
     IntIn("fleet.nodes_per_rack", 1, 100000),
     IntIn("fleet.max_requests_per_replica", 1, kMaxTokens),
@@ -622,37 +659,31 @@ void ParseAutoscaler(const json& j, PoolSpec* p, Status* err) {
   if (const int f = o.Choice("forecaster", {"constant", "arima", "kalman"}, false); f >= 0)
     a.forecaster = f == 0 ? "constant" : f == 1 ? "arima" : "kalman";
   if (o.Has("options")) {
-    const json& opts = o.At("options");
-    if (!opts.is_object()) {
-      o.Fail(a.path + ".options", "expected an object of numbers, got " + Describe(opts));
-    } else {
-      for (auto it = opts.begin(); it != opts.end() && o.ok(); ++it) {
-        if (!it->is_number() || !std::isfinite(it->get<double>())) {
-          o.Fail(a.path + ".options." + it.key(), "expected a number, got " + Describe(*it));
-          break;
-        }
-        a.options[it.key()] = it->get<double>();
-      }
+    // Types and ranges from kBounds; which policy takes which option is
+    // checked when the run is built.
+    Obj so(o.At("options"), a.path + ".options", "fleet.pools[].autoscaler.options", err);
+    for (const char* name : TableFor("fleet.pools[].autoscaler.options").keys) {
+      if (!so.Has(name)) continue;
+      double x = 0;
+      so.Number(name, &x);
+      if (!so.ok()) break;
+      a.options[name] = x;
     }
   }
-  if (o.Has("schedule")) {
+  if (o.Has("schedule") && o.ok()) {
     const json& sch = o.At("schedule");
     const std::string where = a.path + ".schedule";
-    if (!sch.is_array() || sch.empty()) o.Fail(where, "expected a non-empty array of [hour, replicas] pairs");
+    if (!sch.is_array() || sch.empty())
+      o.Fail(where, "expected a non-empty array of {\"hour\", \"replicas\"} objects, got " + Describe(sch));
     for (size_t i = 0; o.ok() && i < sch.size(); ++i) {
-      const json& e = sch[i];
       const std::string at = where + "[" + std::to_string(i) + "]";
-      if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number_integer()) {
-        o.Fail(at, "expected [hour, replicas], got " + Describe(e));
-        break;
-      }
-      const double hour = e[0].get<double>();
-      const int64_t n = e[1].get<int64_t>();
-      if (!(hour >= 0 && hour < 24)) o.Fail(at + "[0]", "expected an hour of the day in [0, 24), got " + Describe(e[0]));
-      if (n < 0 || n > 100000) o.Fail(at + "[1]", "expected replicas in [0, 100000], got " + Describe(e[1]));
-      if (o.ok() && !a.schedule.empty() && hour <= a.schedule.back().first)
-        o.Fail(at + "[0]", "hours must increase along the schedule");
-      if (o.ok()) a.schedule.emplace_back(hour, static_cast<int>(n));
+      Obj e(sch[i], at, "fleet.pools[].autoscaler.schedule[]", err);
+      int hour = 0, n = 0;
+      e.Int("hour", &hour, true);
+      e.Int("replicas", &n, true);
+      if (e.ok() && !a.schedule.empty() && hour <= a.schedule.back().first)
+        e.Fail(at + ".hour", "hours must increase along the schedule");
+      if (e.ok()) a.schedule.emplace_back(hour, n);
     }
   }
   if (o.ok() && a.min_replicas > a.max_replicas)

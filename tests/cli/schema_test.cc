@@ -277,7 +277,24 @@ std::string Display(std::string path) {
 json BaseFor(const std::string& path) {
   for (const char* k : {"traffic.trace.prompt_tokens", "traffic.trace.output_tokens", "traffic.trace.lengths_csv"})
     if (path.rfind(k, 0) == 0) return ServeGenBase();
-  return path.rfind("traffic.trace", 0) == 0 ? TraceBase() : GeneratorBase();
+  json j = path.rfind("traffic.trace", 0) == 0 ? TraceBase() : GeneratorBase();
+  // An autoscaled pool (bounds wide enough for any probe of the others,
+  // the replicas at time 0 within them; no spares), and a capacity limit.
+  if (path.rfind("fleet.pools[].autoscaler", 0) == 0) {
+    json& pool = j["fleet"]["pools"][0];
+    pool.erase("spares");
+    pool["replicas"] = 1;
+    pool["autoscaler"] = {{"policy", "hpa"}, {"max_replicas", 100000}};
+    if (path.rfind("fleet.pools[].autoscaler.schedule", 0) == 0) {
+      pool["autoscaler"]["policy"] = "scheduled";
+      pool["autoscaler"]["schedule"] = json::array({{{"hour", 0}, {"replicas", 1}}});
+    }
+    if (path.rfind("fleet.pools[].autoscaler.options", 0) == 0) pool["autoscaler"]["options"] = json::object();
+  }
+  if (path.rfind("fleet.gpu_capacity", 0) == 0)
+    j["fleet"]["gpu_capacity"] = json::array({{{"gpu", "H100-SXM"}, {"pricing_class", "spot"}, {"gpus", 8}}});
+  if (path.rfind("fleet.pools[].spot", 0) == 0) j["fleet"]["pools"][0]["spot"] = json::object();
+  return j;
 }
 
 Status Parse(const json& j) {
@@ -536,6 +553,9 @@ json ScenarioWith(const std::string& path, const json& v, const std::string& dis
   }
   if (path == "traffic.trace.start_s") j["traffic"]["trace"].erase("end_s");
   if (IsLengthKey(path) && LastKey(path) == "min") j[Pointer(path).parent_pointer()]["max"] = int64_t{1} << 30;
+  // The replicas at time 0 stay within the autoscaler's bounds.
+  if (path == "fleet.pools[].autoscaler.min_replicas" && v.is_number_integer())
+    j["fleet"]["pools"][0]["replicas"] = std::clamp<double>(v.get<double>(), 1, 100000);
   j[Pointer(path)] = v;
   return j;
 }
