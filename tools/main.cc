@@ -493,6 +493,126 @@ int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>
   return 0;
 }
 
+// `run --compare autoscalers`: the scenario against fixed peak capacity
+// (every autoscaled pool at its max_replicas) and once per registered
+// autoscaler. A policy other than the scenario's own runs with its
+// defaults and the scenario's bounds and warm pool; `scheduled` gets the
+// daily schedule planned from the traffic (ScenarioRun::DailySchedule).
+int CmdCompareAutoscalers(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
+                          std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet,
+                          const Catalog& catalog, const Policies& policies) {
+  ScenarioSpec base;
+  Status s = LoadScenarioFile(path, &base, overrides);
+  if (!s.ok()) return Fail(s);
+  std::unique_ptr<ScenarioRun> check;  // the scenario as written must be valid
+  s = ScenarioRun::Build(base, catalog, policies, &check);
+  if (!s.ok()) return Fail(s);
+  bool scaled = false;
+  for (const PoolSpec& p : base.pools) scaled = scaled || p.autoscaler.has_value();
+  if (!scaled)
+    return Fail(Status::Invalid(path + ": fleet.pools: --compare autoscalers needs a pool with an \"autoscaler\""));
+  const uint64_t run_seed = seed.value_or(base.seed);
+  if (out_dir.empty()) out_dir = DefaultOutDir(path);
+  std::unique_ptr<OutputDir> out;
+  s = OutputDir::Begin(out_dir, &out);
+  if (!s.ok()) return Fail(s);
+  auto cell = [](const std::optional<double>& v, const char* fmt) {
+    if (!v) return std::string("-");
+    char b[64];
+    std::snprintf(b, sizeof b, fmt, *v);
+    return std::string(b);
+  };
+  auto csv_cell = [](const std::optional<double>& v) {
+    if (!v) return std::string();
+    char b[64];
+    std::snprintf(b, sizeof b, "%.6f", *v);
+    return std::string(b);
+  };
+  std::string table =
+      "autoscaler      GPU-hours      cost $   $/hour  attainment  TTFT p99 ms  ups  downs  replicas  note\n";
+  std::string csv =
+      "autoscaler,gpu_hours,total_usd,usd_per_hour,attainment,ttft_p99_ms,tpot_p99_ms,scale_ups,scale_downs,"
+      "replicas_min,replicas_max,replica_seconds,completed,failed,unfinished,note\n";
+  std::vector<std::string> variants = {"fixed"};
+  for (const std::string& name : policies.autoscalers.Names()) variants.push_back(name);
+  for (const std::string& name : variants) {
+    ScenarioSpec spec = base;
+    std::string note;
+    for (size_t pi = 0; pi < spec.pools.size(); ++pi) {
+      PoolSpec& p = spec.pools[pi];
+      if (!p.autoscaler) continue;
+      if (name == "fixed") {
+        p.replicas = p.autoscaler->max_replicas;
+        p.autoscaler.reset();
+        note = "peak capacity: max_replicas, always on";
+        continue;
+      }
+      if (name == p.autoscaler->policy) {
+        note = "as the scenario gives it";
+        continue;
+      }
+      AutoscalerSpec a;
+      a.path = p.autoscaler->path;
+      a.policy = name;
+      a.min_replicas = p.autoscaler->min_replicas;
+      a.max_replicas = p.autoscaler->max_replicas;
+      a.initial_replicas = p.autoscaler->initial_replicas;
+      a.warm_pool = p.autoscaler->warm_pool;
+      if (name == "scheduled") {
+        s = check->DailySchedule(pi, run_seed, &a.schedule);
+        if (!s.ok()) return Fail(s);
+        note = "schedule planned from the traffic's hourly peaks";
+      } else {
+        note = "the policy's defaults";
+      }
+      p.autoscaler = a;
+    }
+    std::unique_ptr<ScenarioRun> run;
+    s = ScenarioRun::Build(spec, catalog, policies, &run);
+    char line[512];
+    if (!s.ok()) {
+      std::snprintf(line, sizeof line, "%-14s  cannot run: %s\n", name.c_str(), s.message().c_str());
+      table += line;
+      csv += name + ",,,,,,,,,,,,,,," + CsvQuoted(s.message()) + "\n";
+      continue;
+    }
+    const std::string dir = out->path() + "/" + name;
+    s = MakeOutputDir(dir);
+    if (!s.ok()) return Fail(s);
+    RunReport report;
+    s = RunInto(*run, dir, run_seed, choices, nullptr, &report);
+    if (g_stop_signal) return InterruptedExit(out_dir);
+    if (!s.ok()) return Fail(s);
+    const Summary& r = report.summary;
+    const std::optional<RunFacts::Autoscaling>& a = r.autoscaling;
+    const std::string replicas =
+        a ? std::to_string(a->replicas_min) + "-" + std::to_string(a->replicas_max) : std::to_string(r.fleet_replicas);
+    std::snprintf(line, sizeof line, "%-14s %10.2f  %10s  %7s  %10s  %11s  %4s  %5s  %8s  %s\n", name.c_str(),
+                  r.gpu_hours, cell(r.total_usd, "%.2f").c_str(), cell(r.usd_per_hour, "%.2f").c_str(),
+                  cell(r.attainment ? std::optional<double>(*r.attainment * 100) : std::nullopt, "%.2f%%").c_str(),
+                  cell(r.ttft.p99, "%.1f").c_str(), a ? std::to_string(a->scale_ups).c_str() : "-",
+                  a ? std::to_string(a->scale_downs).c_str() : "-", replicas.c_str(), note.c_str());
+    table += line;
+    csv += name + "," + csv_cell(r.gpu_hours) + "," + csv_cell(r.total_usd) + "," + csv_cell(r.usd_per_hour) + "," +
+           csv_cell(r.attainment) + "," + csv_cell(r.ttft.p99) + "," + csv_cell(r.tpot.p99) + "," +
+           (a ? std::to_string(a->scale_ups) : "") + "," + (a ? std::to_string(a->scale_downs) : "") + "," +
+           (a ? std::to_string(a->replicas_min) : "") + "," + (a ? std::to_string(a->replicas_max) : "") + "," +
+           (a ? csv_cell(a->replica_seconds) : "") + "," + std::to_string(r.completed) + "," + std::to_string(r.failed) +
+           "," + std::to_string(r.unfinished) + "," + CsvQuoted(note) + "\n";
+  }
+  s = WriteFile(out->path() + "/compare.csv", csv);
+  if (!s.ok()) return Fail(s);
+  s = out->Commit();
+  if (!s.ok()) return Fail(s);
+  if (!quiet) {
+    std::printf("fleetsim run %s --compare autoscalers  (seed %llu)\n", path.c_str(),
+                static_cast<unsigned long long>(run_seed));
+    std::fputs(table.c_str(), stdout);
+    std::printf("outputs     %s/compare.csv and %s/<autoscaler>/\n", out_dir.c_str(), out_dir.c_str());
+  }
+  return 0;
+}
+
 int CmdValidate(const std::string& path, const std::vector<std::string>& overrides, const Catalog& catalog,
                 const Policies& policies) {
   std::unique_ptr<ScenarioRun> run;
@@ -573,6 +693,9 @@ int CmdList(const Catalog& catalog, const Policies& policies) {
     std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
   std::printf("failure models:\n");
   for (const auto& e : policies.failure_models.entries())
+    std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
+  std::printf("autoscalers:\n");
+  for (const auto& e : policies.autoscalers.entries())
     std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
   std::printf("perf sources:\n  %-18s %s\n  %-18s %s\n", "roofline",
               "datasheet ceilings x measured efficiencies (model/roofline.h)", "profile",
@@ -1202,7 +1325,7 @@ int main(int argc, char** argv) {
   run->add_flag("--quiet", quiet, "print nothing but errors and warnings");
   std::string compare;
   run->add_option("--compare", compare, "run once per registered policy of a kind, side by side")
-      ->check(CLI::IsMember({"schedulers"}));
+      ->check(CLI::IsMember({"schedulers", "autoscalers"}));
 
   std::string vscenario;
   std::vector<std::string> voverrides;
@@ -1359,6 +1482,8 @@ int main(int argc, char** argv) {
   if (*report) return CmdReport(report_dir);
   if (*run && compare == "schedulers")
     return CmdCompareSchedulers(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
+  if (*run && compare == "autoscalers")
+    return CmdCompareAutoscalers(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
   if (*run) return CmdRun(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
   if (*validate) return CmdValidate(vscenario, voverrides, catalog, policies);
   if (*list) return CmdList(catalog, policies);

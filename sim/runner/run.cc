@@ -19,6 +19,7 @@
 #include "sim/cluster/cluster.h"
 #include "sim/cluster/replica.h"
 #include "sim/engine/simulation.h"
+#include "sim/traffic/scan_traffic.h"
 #include "sim/traffic/traffic_spec.h"
 
 namespace fleetsim {
@@ -512,6 +513,22 @@ Status ScenarioRun::CheckScaling() {
       return Status::Invalid(spec_.file + ": " + c.path + ".pricing_class: " +
                              Unknown("pricing class", c.pricing_class, classes));
     }
+  }
+  return Status::Ok();
+}
+
+Status ScenarioRun::DailySchedule(size_t pool, uint64_t seed, std::vector<std::pair<double, int>>* out) const {
+  const AutoscalerSpec& as = *pools_[pool].spec->autoscaler;
+  TrafficStats st;
+  FLEETSIM_RETURN_IF_ERROR(ScanTraffic(spec_.traffic, Rng::ForStream(seed, 0, "traffic"), &st).WithPrefix(spec_.file + ": "));
+  const double per_replica =
+      capacity_[pool]->MaxRequestsPerS(st.mean_prompt_tokens, st.mean_output_tokens, spec_.ttft_slo_ms, spec_.tpot_slo_ms);
+  out->clear();
+  for (int h = 0; h < 24; ++h) {
+    const double rate = st.peak_rate_by_hour[h];
+    int n = per_replica > 0 ? static_cast<int>(std::ceil(rate / per_replica - 1e-9)) : as.max_replicas;
+    n = std::clamp(n, as.min_replicas, as.max_replicas);
+    if (out->empty() || out->back().second != n) out->emplace_back(h, n);
   }
   return Status::Ok();
 }

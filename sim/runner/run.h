@@ -156,6 +156,16 @@ class ScenarioRun {
   const ScenarioSpec& spec() const { return spec_; }
   const std::vector<PoolPlan>& pools() const { return pools_; }
   const FleetPlacement& placement() const { return placement_; }
+  // What one replica of pool `pool` carries (its performance model).
+  const ReplicaCapacity& capacity(size_t pool) const { return *capacity_[pool]; }
+  // A daily schedule for autoscaled pool `pool`, planned from the
+  // scenario's traffic as an operator plans one from last week's: for each
+  // hour of the day, the replicas that carry that hour's peak 10-minute
+  // arrival rate at the scenario's SLO targets (capacity() at the
+  // traffic's mean lengths), within the pool's bounds; hours wanting what
+  // the hour before wanted are left out. The pool is assumed to carry all
+  // of the traffic. `seed` draws the traffic as a run would.
+  Status DailySchedule(size_t pool, uint64_t seed, std::vector<std::pair<double, int>>* out) const;
 
   // Runs it. `seed` overrides the scenario's. Run only reads the object, so
   // several threads may run one ScenarioRun at once (the planner does). `progress`, if set, is

@@ -1,7 +1,9 @@
 #include "sim/traffic/scan_traffic.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "sim/traffic/trace_window.h"
 
@@ -37,9 +39,16 @@ void Drain(RequestSource& src, TrafficStats* out) {
   SimTime first = 0, last = 0;
   double prompt = 0, output = 0;
   int64_t n = 0;
+  std::vector<int64_t> windows;  // arrivals per 10 minutes of simulated time
+  constexpr SimTime kWindow = 600 * kSecond;
   while (src.Next(&r)) {
     if (n == 0) first = r.arrival;
     last = r.arrival;
+    const size_t w = static_cast<size_t>(std::max<SimTime>(0, r.arrival) / kWindow);
+    if (w < (size_t{1} << 24)) {
+      if (windows.size() <= w) windows.resize(w + 1, 0);
+      ++windows[w];
+    }
     prompt += r.prompt_tokens;
     output += r.output_tokens;
     ++n;
@@ -52,6 +61,10 @@ void Drain(RequestSource& src, TrafficStats* out) {
   out->rate_per_s = Rate(n, out->span_s);
   out->mean_prompt_tokens = prompt / static_cast<double>(n);
   out->mean_output_tokens = output / static_cast<double>(n);
+  for (size_t w = 0; w < windows.size(); ++w) {
+    double& peak = out->peak_rate_by_hour[(w / 6) % 24];
+    peak = std::max(peak, static_cast<double>(windows[w]) / 600.0);
+  }
 }
 
 }  // namespace

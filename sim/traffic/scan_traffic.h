@@ -10,6 +10,7 @@
 // window that a run would never read.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "base/status.h"
@@ -34,6 +35,10 @@ struct TrafficStats {
   double trace_rate_per_s = 0;
   double mean_prompt_tokens = 0;  // over the requests above; 0 when none
   double mean_output_tokens = 0;
+  // The highest arrival rate of a 10-minute window (simulated time from 0)
+  // in each hour of the day, over every day the stream spans: the daily
+  // profile an operator plans a schedule from.
+  std::array<double, 24> peak_rate_by_hour{};
 
   // --- The whole trace, every row, before any window or scaling (trace
   // seconds from its first arrival). Generators: the stream above. ---
