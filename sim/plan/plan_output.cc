@@ -244,6 +244,12 @@ std::string PlanResultToJson(const PlanResult& r, const std::string& fleetsim_ve
     w.EndObject();
     w.Key("usd_per_hour");
     Opt(w, c.usd_per_hour ? *c.usd_per_hour : std::nan(""));
+    if (c.autoscaled) {
+      // usd_per_hour is then the measured mean at the stated load.
+      w.Key("autoscaled").Bool(true);
+      w.Key("peak_usd_per_hour");
+      Opt(w, c.peak_usd_per_hour ? *c.peak_usd_per_hour : std::nan(""));
+    }
     w.Key("memory").BeginObject();
     w.Key("gpu_mib").Double(c.gpu_mib);
     w.Key("weights_gib_per_gpu").Double(std::round(c.weights_gib_per_gpu * 1000) / 1000);

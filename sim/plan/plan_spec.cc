@@ -25,14 +25,19 @@ constexpr int64_t kMaxRoundSimulations = 1000000;
 
 // "fleet.pools[3].replicas": the one key the planner bisects, since GPUs and
 // cost are affine in it and latency is monotone in it.
+// fleet.pools[i].replicas, or an autoscaled pool's
+// fleet.pools[i].autoscaler.max_replicas.
 bool IsReplicaKey(const std::string& k) {
-  const std::string head = "fleet.pools[", tail = "].replicas";
-  if (k.size() <= head.size() + tail.size() || k.compare(0, head.size(), head) != 0 ||
-      k.compare(k.size() - tail.size(), tail.size(), tail) != 0)
-    return false;
-  for (size_t i = head.size(); i < k.size() - tail.size(); ++i)
-    if (k[i] < '0' || k[i] > '9') return false;
-  return true;
+  const std::string head = "fleet.pools[";
+  for (const std::string tail : {"].replicas", "].autoscaler.max_replicas"}) {
+    if (k.size() <= head.size() + tail.size() || k.compare(0, head.size(), head) != 0 ||
+        k.compare(k.size() - tail.size(), tail.size(), tail) != 0)
+      continue;
+    bool digits = true;
+    for (size_t i = head.size(); i < k.size() - tail.size(); ++i) digits = digits && k[i] >= '0' && k[i] <= '9';
+    if (digits) return true;
+  }
+  return false;
 }
 
 std::string Fmt(double v) {
@@ -71,7 +76,8 @@ Status ParseDimension(const json& d, const std::string& file, const std::string&
     if (dim.keys.size() != 1) return r.Error("keys", "a bisected dimension has one key");
     if (!IsReplicaKey(dim.keys[0]))
       return r.Error(r.Has("key") ? "key" : "keys",
-                     "only a pool's replica count (fleet.pools[i].replicas) is bisected; give other keys values");
+                     "only a pool's replica count (fleet.pools[i].replicas, or an autoscaled pool's "
+                     "fleet.pools[i].autoscaler.max_replicas) is bisected; give other keys values");
     if (r.Has("values")) return r.Error("values", "a bisected dimension takes min and max, not values");
     FLEETSIM_RETURN_IF_ERROR(r.Int64("min", Bound::kPositive, kMaxBisectReplicas, &dim.min));
     FLEETSIM_RETURN_IF_ERROR(r.Int64("max", Bound::kPositive, kMaxBisectReplicas, &dim.max));

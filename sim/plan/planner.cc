@@ -291,6 +291,8 @@ struct Planner::Impl {
         priced = false;
     }
     if (priced) c.usd_per_hour = usd;
+    for (const PoolPlan& p : run->pools()) c.autoscaled = c.autoscaled || p.spec->autoscaler.has_value();
+    if (c.autoscaled) c.peak_usd_per_hour = c.usd_per_hour;
     const PoolPlan& p0 = run->pools().front();
     c.gpu_mib = static_cast<double>(p0.gpu->memory_mib);
     c.weights_gib_per_gpu = static_cast<double>(p0.memory.weight_bytes_per_gpu) / 1073741824.0;
@@ -725,6 +727,15 @@ struct Planner::Impl {
                    Num(tg.is_max ? p.metrics[m].hi : p.metrics[m].lo);
         f.binding = PlanBinding{p.worst_target, 1.0};
       }
+    }
+
+    // An autoscaled fleet costs what its runs at the stated load paid (the
+    // mean over replications), not its peak.
+    for (size_t c = 0; c < r.configs.size(); ++c) {
+      PlanConfig& pc = r.configs[c];
+      if (!pc.autoscaled || !pc.usd_per_hour || !point_of.count({static_cast<int>(c), 1.0})) continue;
+      const double measured = Point(static_cast<int>(c), 1.0).metrics[PlanMetricIndex("usd_per_hour")].mean;
+      if (std::isfinite(measured)) pc.usd_per_hour = measured;
     }
 
     // 2. The shortlist: the cheapest passing families.

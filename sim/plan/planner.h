@@ -50,7 +50,12 @@ struct PlanConfig {
   std::vector<std::pair<std::string, std::string>> settings;  // key -> JSON text, every dimension
   int64_t gpus = 0;
   std::map<std::string, int64_t> gpus_by_type;
-  std::optional<double> usd_per_hour;  // unset: a pool's GPU has no price
+  // Unset: a pool's GPU has no price. A fleet with an autoscaled pool: its
+  // mean cost over the run at the stated load (measured), once known; its
+  // cost with every pool at max_replicas until then.
+  std::optional<double> usd_per_hour;
+  bool autoscaled = false;
+  std::optional<double> peak_usd_per_hour;  // autoscaled: every pool at its max (what the budget checks)
   double gpu_mib = 0, weights_gib_per_gpu = 0, kv_gib_per_gpu = 0;
   int64_t kv_blocks = 0;
   PlanLaunch launch;
