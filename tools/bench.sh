@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs scenarios/bench-1m.json (then bench-fleet-week.json) on one core and
+# Runs scenarios/bench-1m.json (then bench-fleet-week.json and
+# diurnal-autoscale.json) on one core and
 # prints the figures the spine is held to: wall time, simulated requests per
 # wall second, events per second and peak RSS (targets: < 10 s, < 1 GB).
 set -euo pipefail
@@ -25,6 +26,11 @@ print(f"  events              {run['events']:,} at {run['events_per_s']:,.0f} pe
 print(f"  peak RSS            {run['peak_rss_mb']:.0f} MB   (target < 1024 MB)")
 print(f"  simulated           {s['sim']['simulated_s']:.0f} s, {s['throughput']['requests_per_s']:.1f} req/s served, "
       f"TTFT p99 {s['latency_ms']['ttft']['p99']:.0f} ms, TPOT p99 {s['latency_ms']['tpot']['p99']:.1f} ms")
+if 'autoscaling' in s:
+    a, c = s['autoscaling'], s['cost']
+    print(f"  autoscaling         {a['scale_ups']} scale-ups, {a['scale_downs']} scale-downs, {a['replicas_min']}-{a['replicas_max']} "
+          f"replicas, {c['gpu_hours']:.1f} GPU-hours, ${c['total_usd']:.2f}, idle share {c['idle_share']:.3f}, "
+          f"SLO attainment {s['slo']['attainment']:.4f}")
 if 'failures' in s:
     f = s['failures']
     print(f"  failures            {f['events']} failure events, {f['requests_failed']} requests failed, "
@@ -38,6 +44,9 @@ bench bench-1m "bench-1m (1,000,000 requests, 64 x Llama-3.1-8B on H100, one cor
 # GPUs failing at Llama 3's rate: the decode spans' case, where nearly every
 # iteration decodes one sequence alone (sim/cluster/replica.h).
 bench bench-fleet-week "bench-fleet-week (604,800 s at 20 req/s, 1,000 x Llama-3.1-8B on H100, one core)" 60
+# A simulated day of 2M requests on a pool a Kubernetes HPA scales between 2
+# and 12 replicas (docs/autoscaling.md).
+bench diurnal-autoscale "diurnal-autoscale (86,400 s, 1,998,893 requests, HPA over 2-12 x Llama-3.1-8B on H100, one core)" 10
 
 # The same traffic with a profile-based PerfModel against the roofline: the
 # shipped Vidur profile is Llama-2-7B on H100, so both runs of this pair

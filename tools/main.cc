@@ -653,6 +653,34 @@ int CmdValidate(const std::string& path, const std::vector<std::string>& overrid
     const ReliabilitySpec& r = sp.reliability;
     for (const FailureSpec& f : r.failures)
       std::printf("  failures  %s (%s), recovery %s\n", f.model.c_str(), f.path.c_str(), RecoveryName(r.recovery));
+    // Scaling and pricing (docs/autoscaling.md).
+    std::vector<double> capacity_rps(run->pools().size(), 0);
+    bool scaled = false;
+    for (const PoolPlan& p : run->pools()) scaled = scaled || p.spec->autoscaler.has_value();
+    if (scaled) {
+      TrafficStats st;
+      s = ScanTraffic(sp.traffic, Rng::ForStream(sp.seed, 0, "traffic"), &st);
+      if (!s.ok()) return Fail(s.WithPrefix(sp.file + ": "));
+      for (size_t pi = 0; pi < run->pools().size(); ++pi)
+        capacity_rps[pi] = run->capacity(pi).MaxRequestsPerS(st.mean_prompt_tokens, st.mean_output_tokens,
+                                                             sp.ttft_slo_ms, sp.tpot_slo_ms);
+    }
+    for (size_t pi = 0; pi < run->pools().size(); ++pi) {
+      const PoolPlan& p = run->pools()[pi];
+      const std::optional<AutoscalerSpec>& as = p.spec->autoscaler;
+      if (as)
+        std::printf("  pool %-12s %s: %d to %d replicas (%d at 0 s), warm pool %d; one replica carries %.3g req/s at "
+                    "the traffic's lengths and the SLO\n",
+                    p.spec->name.c_str(), as->policy.c_str(), as->min_replicas, as->max_replicas,
+                    as->initial_replicas, as->warm_pool, capacity_rps[pi]);
+      if (p.spec->pricing_class == "spot")
+        std::printf("  pool %-12s spot: %.3g reclaims per replica-hour, %.0f s notice, fallback %s\n",
+                    p.spec->name.c_str(), p.spot_reclaims_per_hour, p.spot_notice_s,
+                    p.spec->spot_fallback_on_demand ? "on_demand" : "none");
+    }
+    for (const GpuCapacitySpec& c : sp.gpu_capacity)
+      std::printf("  capacity  at most %lld %s GPUs %s\n", static_cast<long long>(c.gpus), c.gpu.c_str(),
+                  c.pricing_class.c_str());
   }
   std::fputs(traffic.c_str(), stdout);
   return 0;
