@@ -568,6 +568,61 @@ std::vector<BadCase> BadCases() {
                      With(g, [](json& j) { j["fleet"]["rolling_restarts"] = json::parse(R"([{"pool": "q", "at_s": 10}])"); }),
                      {"fleet.rolling_restarts[0].pool: unknown pool \"q\"", "known: p"}));
   }
+  {
+    // Autoscaling, spot and capacity (docs/autoscaling.md).
+    auto scaled = [&](const char* autoscaler) {
+      return With(g, [autoscaler](json& j) {
+        json& p = j["fleet"]["pools"][0];
+        p.erase("spares");
+        p["replicas"] = 2;
+        p["autoscaler"] = json::parse(autoscaler);
+      });
+    };
+    v.push_back(Case("UnknownAutoscaler", scaled(R"({"policy": "magic", "max_replicas": 4})"),
+                     {"fleet.pools[0].autoscaler.policy: unknown autoscaler \"magic\"", "hpa", "kpa", "slo_driven"}));
+    v.push_back(Case("AutoscalerMinAboveMax", scaled(R"({"policy": "hpa", "min_replicas": 5, "max_replicas": 4})"),
+                     {"fleet.pools[0].autoscaler.min_replicas: 5 exceeds max_replicas 4"}));
+    v.push_back(Case("ReplicasOutsideAutoscalerBounds", scaled(R"({"policy": "hpa", "min_replicas": 3, "max_replicas": 4})"),
+                     {"fleet.pools[0].replicas: the count at time 0 (2) must lie within the autoscaler's bounds [3, 4]"}));
+    v.push_back(Case("AutoscalerOptionOfAnotherPolicy",
+                     scaled(R"({"policy": "hpa", "max_replicas": 4, "options": {"stable_window_s": 60}})"),
+                     {"fleet.pools[0].autoscaler.options.stable_window_s"}));
+    v.push_back(Case("AutoscalerOptionUnknown",
+                     scaled(R"({"policy": "hpa", "max_replicas": 4, "options": {"cooldown_s": 60}})"),
+                     {"fleet.pools[0].autoscaler.options.cooldown_s: unknown key"}));
+    v.push_back(Case("ScheduleHoursNotIncreasing",
+                     scaled(R"({"policy": "scheduled", "max_replicas": 4,
+                                "schedule": [{"hour": 8, "replicas": 2}, {"hour": 8, "replicas": 3}]})"),
+                     {"fleet.pools[0].autoscaler.schedule[1].hour: hours must increase"}));
+    v.push_back(Case("SloDrivenWithoutTargets",
+                     With(scaled(R"({"policy": "slo_driven", "max_replicas": 4})"), [](json& j) { j.erase("slo"); }),
+                     {"fleet.pools[0].autoscaler"}));
+    v.push_back(Case("AutoscaledPoolWithSpares",
+                     With(g, [](json& j) {
+                       j["fleet"]["pools"][0]["spares"] = 1;
+                       j["fleet"]["pools"][0]["autoscaler"] = json::parse(R"({"policy": "hpa", "max_replicas": 4})");
+                     }),
+                     {"fleet.pools[0].spares: an autoscaled pool keeps a warm_pool, not spares"}));
+    v.push_back(Case("CapacityOfUnknownGpu",
+                     With(g, [](json& j) {
+                       j["fleet"]["gpu_capacity"] = json::parse(R"([{"gpu": "H2000", "pricing_class": "spot", "gpus": 8}])");
+                     }),
+                     {"fleet.gpu_capacity[0].gpu: unknown GPU \"H2000\"", "known:"}));
+    v.push_back(Case("CapacityOfUnknownClass",
+                     With(g, [](json& j) {
+                       j["fleet"]["gpu_capacity"] = json::parse(R"([{"gpu": "H100-SXM", "pricing_class": "lease", "gpus": 8}])");
+                     }),
+                     {"fleet.gpu_capacity[0].pricing_class: unknown pricing class \"lease\"", "spot"}));
+    v.push_back(Case("SpotFallbackUnknown",
+                     With(g, [](json& j) {
+                       j["fleet"]["pools"][0]["pricing_class"] = "spot";
+                       j["fleet"]["pools"][0]["spot"] = json::parse(R"({"fallback": "reserved"})");
+                     }),
+                     {"fleet.pools[0].spot.fallback: unknown value \"reserved\"", "on_demand", "none"}));
+    v.push_back(Case("WeightSourceUnknown",
+                     With(g, [](json& j) { j["fleet"]["cold_start"] = json::parse(R"({"weight_source": "tape"})"); }),
+                     {"fleet.cold_start.weight_source: unknown value \"tape\"", "disk", "network", "peer"}));
+  }
   v.push_back(Case("UnknownGpuNotDescribedByAProfile",
                    With(g, [](json& j) { j["fleet"]["pools"][0]["gpu"] = "cpu-host"; }),
                    {"fleet.pools[0].gpu: unknown GPU \"cpu-host\"", "known:"}));

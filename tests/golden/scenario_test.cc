@@ -44,7 +44,8 @@ TEST_P(GoldenScenario, SummaryMatchesGoldenAndConserves) {
 #ifdef FLEETSIM_SLOW_TESTS
 INSTANTIATE_TEST_SUITE_P(Bundled, GoldenScenario,
                          ::testing::Values("quickstart", "azure-conv-llama70b-h100", "scheduler-compare",
-                                           "mooncake-prefix", "llama2-7b-h100-vidur", "memory-pressure", "bench-1m"));
+                                           "mooncake-prefix", "llama2-7b-h100-vidur", "memory-pressure", "bench-1m",
+                                           "diurnal-autoscale"));
 #else
 INSTANTIATE_TEST_SUITE_P(Bundled, GoldenScenario,
                          ::testing::Values("quickstart", "azure-conv-llama70b-h100", "scheduler-compare",
