@@ -214,6 +214,14 @@ bool Cluster::StartOne(int pool, bool to_warm) {
 void Cluster::StopOne(int pool) {
   PoolRun& pr = pools_[pool];
   ++scaled_.scale_downs;
+  // A replica called off while down (coming back from a failure) is down
+  // no longer: its downtime ends now.
+  auto end_downtime = [&](Member& m) {
+    if (!m.down) return;
+    m.down = false;
+    downtimes_[m.downtime].to = sim_.now();
+    failure_windows_.Close(sim_.now());
+  };
   // A replica still coming is cancelled first (its machine released), the
   // newest first.
   for (auto it = pr.members.rbegin(); it != pr.members.rend(); ++it) {
@@ -221,6 +229,7 @@ void Cluster::StopOne(int pool) {
     const ReplicaPhase ph = m.view.phase_;
     if (m.to_warm || (ph != ReplicaPhase::kProvisioning && ph != ReplicaPhase::kStarting)) continue;
     ++m.epoch;
+    end_downtime(m);
     Transition(*it, ReplicaPhase::kStopped);
     return;
   }
@@ -244,11 +253,7 @@ void Cluster::StopOne(int pool) {
     if (ph == ReplicaPhase::kStopped || ph == ReplicaPhase::kDraining || ph == ReplicaPhase::kWarm || m.to_warm)
       continue;
     ++m.epoch;
-    if (m.down) {
-      m.down = false;
-      downtimes_[m.downtime].to = sim_.now();
-      failure_windows_.Close(sim_.now());
-    }
+    end_downtime(m);
     Transition(*it, ReplicaPhase::kStopped);
     return;
   }
@@ -325,7 +330,13 @@ void Cluster::FlushBuffered(const std::string& model) {
     std::vector<Request> held = std::move(it->second);
     it->second.clear();
     buffered_count_ -= static_cast<int64_t>(held.size());
+    // Their arrivals were counted when they reached the activator (Buffer):
+    // routing them now (to a replica, or back into the queue) counts none
+    // again.
+    std::vector<int64_t> counted;
+    for (const PoolRun& pr : pools_) counted.push_back(pr.arrivals);
     for (Request& r : held) RouteAvoiding(std::move(r), -1);
+    for (size_t p = 0; p < pools_.size(); ++p) pools_[p].arrivals = counted[p];
   });
 }
 
