@@ -207,7 +207,7 @@ void Cluster::RouteAvoiding(Request&& req, int avoid) {
   const int target = cands[pick]->index();
   Member& m = replicas_[target];
   m.arrivals++;
-  if (scaling_ && req.attempt == 0) pools_[m.replica->options().pool].arrivals++;
+  if (scaling_ && req.attempt == 0 && !req.arrival_reported) pools_[m.replica->options().pool].arrivals++;
   if (!m.down) {
     m.replica->Submit(std::move(req));
     return;
@@ -297,6 +297,9 @@ void Cluster::Fail(const std::vector<int>& replicas, FailureKind kind, std::opti
   for (int i : replicas) {
     Member& m = replicas_[i];
     if (m.down || m.view.phase_ == ReplicaPhase::kStopped || m.view.phase_ == ReplicaPhase::kProvisioning) continue;
+    // Warm workers (and those coming into the warm pool) serve nothing:
+    // modelled as not failing (docs/autoscaling.md, Limits).
+    if (m.view.phase_ == ReplicaPhase::kWarm || m.to_warm) continue;
     ++hit;
     const bool was_serving = Serving(m);
     m.down = true;

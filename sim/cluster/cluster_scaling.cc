@@ -305,7 +305,8 @@ void Cluster::ScheduleReclaim(int i) {
 }
 
 void Cluster::Buffer(Request&& req) {
-  if (!req.arrival_reported) {
+  const bool fresh = !req.arrival_reported;  // else routed back here from the queue: counted already
+  if (fresh) {
     req.arrival_reported = true;
     observer_.OnArrival(req, -1);
   }
@@ -316,7 +317,7 @@ void Cluster::Buffer(Request&& req) {
     PoolRun& pr = pools_[p];
     if (!pr.config.autoscaler || pr.members.empty() || replicas_[pr.members.front()].replica->options().model != model)
       continue;
-    pr.arrivals++;
+    if (fresh) pr.arrivals++;
     // A pool at zero starts one now (the activator pokes the autoscaler).
     if (pr.desired == 0) Reconcile(p);
     break;
@@ -330,13 +331,9 @@ void Cluster::FlushBuffered(const std::string& model) {
     std::vector<Request> held = std::move(it->second);
     it->second.clear();
     buffered_count_ -= static_cast<int64_t>(held.size());
-    // Their arrivals were counted when they reached the activator (Buffer):
-    // routing them now (to a replica, or back into the queue) counts none
-    // again.
-    std::vector<int64_t> counted;
-    for (const PoolRun& pr : pools_) counted.push_back(pr.arrivals);
+    // Their arrivals were counted when they reached the activator (Buffer);
+    // routing them now counts none again (arrival_reported).
     for (Request& r : held) RouteAvoiding(std::move(r), -1);
-    for (size_t p = 0; p < pools_.size(); ++p) pools_[p].arrivals = counted[p];
   });
 }
 
