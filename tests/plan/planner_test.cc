@@ -646,3 +646,51 @@ TEST_F(PlannerTest, RedundancyAndNodeFailureAreChecked) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+// Autoscaler, bounds and warm pool as dimensions: the replica search
+// bisects max_replicas, and an autoscaled configuration is priced by what
+// its runs at the stated load paid (a 5 s run starts no replica beyond the
+// first, whatever max_replicas allows), its peak kept apart.
+TEST_F(PlannerTest, AutoscaledConfigurationsArePricedByWhatTheirRunsPaid) {
+  json plan = BasePlan();
+  plan["scenario"]["fleet"]["pools"][0]["autoscaler"] = {{"policy", "hpa"}, {"min_replicas", 1}, {"max_replicas", 1}};
+  plan["dimensions"] = json::parse(R"([
+    { "key": "fleet.pools[0].autoscaler.policy", "values": ["hpa", "target_ongoing"] },
+    { "key": "fleet.pools[0].autoscaler.warm_pool", "values": [0, 1] },
+    { "key": "fleet.pools[0].autoscaler.max_replicas", "search": "bisect", "min": 1, "max": 4 }
+  ])");
+  plan["load"] = json::parse(R"({ "rate_scales": [1], "max_rate_scale": 1 })");
+  auto planner = MustRun(plan);
+  ASSERT_TRUE(planner);
+  const PlanResult& r = planner->result();
+  ASSERT_EQ(r.families.size(), 4u);
+  const double price = catalog_->FindGpu("H100-SXM")->prices.at("on_demand")->usd_per_gpu_hour;
+  int checked = 0;
+  for (size_t c = 0; c < r.configs.size(); ++c) {
+    const PlanConfig& pc = r.configs[c];
+    SCOPED_TRACE(pc.id);
+    EXPECT_TRUE(pc.autoscaled);
+    const PlanPoint* p = FindPoint(r, static_cast<int>(c), 1.0);
+    if (!p) continue;
+    int64_t warm = 0;
+    for (const auto& [k, v] : pc.settings)
+      if (k == "fleet.pools[0].autoscaler.warm_pool") warm = std::stoll(v);
+    // The peak: every slot (max_replicas + warm pool) at the price.
+    ASSERT_TRUE(pc.peak_usd_per_hour.has_value());
+    EXPECT_NEAR(*pc.peak_usd_per_hour, static_cast<double>(pc.replicas + warm) * price, 1e-9);
+    EXPECT_EQ(pc.gpus, pc.replicas + warm);
+    // What the runs paid: one replica and the warm pool, the whole time.
+    ASSERT_TRUE(pc.usd_per_hour.has_value());
+    EXPECT_DOUBLE_EQ(*pc.usd_per_hour, p->metrics[PlanMetricIndex("usd_per_hour")].mean);
+    EXPECT_NEAR(*pc.usd_per_hour, static_cast<double>(1 + warm) * price, 1e-3);
+    ++checked;
+  }
+  EXPECT_GE(checked, 4);
+  for (const PlanFamily& f : r.families) EXPECT_EQ(f.status, PlanFamily::Status::kMeets) << f.label << ": " << f.reason;
+}
+
+}  // namespace
+}  // namespace fleetsim
