@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -91,7 +92,16 @@ struct ColdStartSpec {
   WeightSource weight_source = WeightSource::kDisk;
   std::optional<double> weight_load_gb_per_s;  // overrides the source's bandwidth
   double warmup_s = 30;            // estimate: memory profiling and CUDA graph capture
+  // Provisioning by pricing class ("on_demand", "reserved", "spot"), where
+  // it differs from provision_s; unset: provision_s, and 0 for reserved
+  // machines (held already).
+  std::map<std::string, double, std::less<>> provision_s_by_class;
 };
+// Seconds to provision a machine of pricing class `cls`.
+inline double ProvisionS(const ColdStartSpec& cs, std::string_view cls) {
+  if (auto it = cs.provision_s_by_class.find(cls); it != cs.provision_s_by_class.end()) return it->second;
+  return cls == "reserved" ? 0.0 : cs.provision_s;
+}
 // GB/s a replica's GPU loads its weights at: the override, else the
 // source's figure (kPeer: `nic_gb_per_s`, the GPU's scale-out NIC, or the
 // network figure when the catalogue has none).

@@ -748,7 +748,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       const ColdStartSpec& cs = spec_.reliability.cold_start;
       Cluster::Placement pl;
       pl.nodes = placement_.replica_nodes[ro.index];
-      pl.provision = SecondsToTime(cs.provision_s);
+      pl.provision = SecondsToTime(ProvisionS(cs, p.spec->pricing_class));
       pl.start = SecondsToTime(cs.container_start_s +
                                static_cast<double>(p.memory.weight_bytes_per_gpu) /
                                    (WeightLoadGbPerS(cs, p.gpu->network_gbps_per_direction) * 1e9) +
@@ -764,7 +764,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     pc.gpus_per_replica = p.shard.gpus();
     pc.price.name = p.spec->pricing_class;
     pc.price.usd_per_gpu_hour = p.usd_per_gpu_hour;
-    pc.price.provision = p.spec->pricing_class == "reserved" ? 0 : SecondsToTime(spec_.reliability.cold_start.provision_s);
+    pc.price.provision = SecondsToTime(ProvisionS(spec_.reliability.cold_start, p.spec->pricing_class));
     if (p.spec->pricing_class == "spot") {
       pc.reclaims_per_hour = p.spot_reclaims_per_hour;
       pc.reclaim_notice = SecondsToTime(p.spot_notice_s);
@@ -772,7 +772,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
         Cluster::PriceClass od;
         od.name = "on_demand";
         od.usd_per_gpu_hour = p.on_demand_usd_per_gpu_hour;
-        od.provision = pc.price.provision;
+        od.provision = SecondsToTime(ProvisionS(spec_.reliability.cold_start, "on_demand"));
         pc.fallback = od;
       }
     }

@@ -37,7 +37,9 @@ const KeyTable kTables[] = {
     {"fleet.outlier_ejection",
      {"consecutive_failures", "interval_s", "base_ejection_s", "max_ejection_s", "max_ejection_percent"}},
     {"fleet.retries", {"max_retries", "base_backoff_ms", "max_backoff_ms", "budget_percent", "min_retry_concurrency"}},
-    {"fleet.cold_start", {"provision_s", "container_start_s", "weight_source", "weight_load_gb_per_s", "warmup_s"}},
+    {"fleet.cold_start",
+     {"provision_s", "provision_s_by_class", "container_start_s", "weight_source", "weight_load_gb_per_s", "warmup_s"}},
+    {"fleet.cold_start.provision_s_by_class", {"on_demand", "reserved", "spot"}},
     {"fleet.rolling_restarts[]", {"pool", "at_s", "batch", "drain_timeout_s"}},
     {"failures[]", {"model", "mtbf_hours", "mttr_s", "at_s", "node", "replica", "rack", "zone", "kind"}},
     {"fleet.pools[]",
@@ -215,6 +217,9 @@ const NumericBound kBounds[] = {
     NumIn("fleet.cold_start.container_start_s", 0, kMaxSeconds),
     NumIn("fleet.cold_start.weight_load_gb_per_s", 1e-3, 1e6),
     NumIn("fleet.cold_start.warmup_s", 0, kMaxSeconds),
+    NumIn("fleet.cold_start.provision_s_by_class.on_demand", 0, kMaxSeconds),
+    NumIn("fleet.cold_start.provision_s_by_class.reserved", 0, kMaxSeconds),
+    NumIn("fleet.cold_start.provision_s_by_class.spot", 0, kMaxSeconds),
     NumIn("fleet.rolling_restarts[].at_s", 0, kMaxSeconds),
     IntIn("fleet.rolling_restarts[].batch", 1, 100000),
     NumIn("fleet.rolling_restarts[].drain_timeout_s", 0, kMaxSeconds),
@@ -841,6 +846,16 @@ void ParseReliability(Obj& top, Obj& fleet, ScenarioSpec* spec, Status* err) {
     if (const int ws = o.Choice("weight_source", {"disk", "network", "peer"}, false); ws >= 0)
       r.cold_start.weight_source = static_cast<WeightSource>(ws);
     o.Number("warmup_s", &r.cold_start.warmup_s);
+    if (o.Has("provision_s_by_class")) {
+      Obj c(o.At("provision_s_by_class"), "fleet.cold_start.provision_s_by_class",
+            "fleet.cold_start.provision_s_by_class", err);
+      for (const char* cls : TableFor("fleet.cold_start.provision_s_by_class").keys) {
+        if (!c.Has(cls)) continue;
+        double x = 0;
+        c.Number(cls, &x);
+        if (c.ok()) r.cold_start.provision_s_by_class[cls] = x;
+      }
+    }
   }
   if (fleet.Has("rolling_restarts") && err->ok()) {
     const json& arr = fleet.At("rolling_restarts");

@@ -194,7 +194,12 @@ json GeneratorBase() {
                 {"max_requests_per_replica", 1024},
                 {"request_timeout_s", 15},
                 {"cold_start",
-                 {{"provision_s", 600}, {"container_start_s", 120}, {"weight_load_gb_per_s", 0.33}, {"warmup_s", 30}}},
+                 {{"provision_s", 600},
+                  {"provision_s_by_class", {{"on_demand", 600}, {"reserved", 0}, {"spot", 600}}},
+                  {"container_start_s", 120},
+                  {"weight_source", "disk"},
+                  {"weight_load_gb_per_s", 0.33},
+                  {"warmup_s", 30}}},
                 {"rolling_restarts",
                  json::array({{{"pool", "p"}, {"at_s", 10}, {"batch", 1}, {"drain_timeout_s", 60}}})}}},
               // Every key a failure model may read, in one entry: the parser
