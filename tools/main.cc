@@ -393,6 +393,21 @@ std::string CsvQuoted(const std::string& text) {
   return out + "\"";
 }
 
+// A compare table's figure: undefined ones (nothing measured) print as "-"
+// and stay empty in the CSV.
+std::string Cell(const std::optional<double>& v, const char* fmt) {
+  if (!v) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, *v);
+  return b;
+}
+std::string CsvCell(const std::optional<double>& v) {
+  if (!v) return "";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6f", *v);
+  return b;
+}
+
 int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
                          std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet,
                          const Catalog& catalog, const Policies& policies) {
@@ -408,19 +423,6 @@ int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>
   std::unique_ptr<OutputDir> out;
   s = OutputDir::Begin(out_dir, &out);
   if (!s.ok()) return Fail(s);
-  // Undefined figures (nothing measured) print as "-" and stay empty in the CSV.
-  auto cell = [](const std::optional<double>& v, const char* fmt) {
-    if (!v) return std::string("-");
-    char b[64];
-    std::snprintf(b, sizeof b, fmt, *v);
-    return std::string(b);
-  };
-  auto csv_cell = [](const std::optional<double>& v) {
-    if (!v) return std::string();
-    char b[64];
-    std::snprintf(b, sizeof b, "%.6f", *v);
-    return std::string(b);
-  };
   std::string table =
       "scheduler      TTFT p50   TTFT p99   TPOT p50   TPOT p99    ITL p99     req/s  out tok/s  preempt  note\n";
   std::string csv =
@@ -470,14 +472,14 @@ int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>
     if (r.overloaded) note += std::string(note.empty() ? "" : "; ") + "overloaded";
     table += name + std::string(name.size() < 12 ? 12 - name.size() : 0, ' ');
     std::snprintf(line, sizeof line, " %9s  %9s  %9s  %9s  %9s  %8s  %9s  %7lld  %s\n",
-                  cell(r.ttft.p50, "%.1f").c_str(), cell(r.ttft.p99, "%.1f").c_str(), cell(r.tpot.p50, "%.2f").c_str(),
-                  cell(r.tpot.p99, "%.2f").c_str(), cell(r.itl.p99, "%.2f").c_str(),
-                  cell(r.requests_per_s, "%.3f").c_str(), cell(r.output_tokens_per_s, "%.1f").c_str(),
+                  Cell(r.ttft.p50, "%.1f").c_str(), Cell(r.ttft.p99, "%.1f").c_str(), Cell(r.tpot.p50, "%.2f").c_str(),
+                  Cell(r.tpot.p99, "%.2f").c_str(), Cell(r.itl.p99, "%.2f").c_str(),
+                  Cell(r.requests_per_s, "%.3f").c_str(), Cell(r.output_tokens_per_s, "%.1f").c_str(),
                   static_cast<long long>(r.preemptions), note.c_str());
     table += line;
-    csv += name + "," + csv_cell(r.ttft.p50) + "," + csv_cell(r.ttft.p99) + "," + csv_cell(r.tpot.p50) + "," +
-           csv_cell(r.tpot.p99) + "," + csv_cell(r.itl.p99) + "," + csv_cell(r.requests_per_s) + "," +
-           csv_cell(r.output_tokens_per_s) + "," + std::to_string(r.preemptions) + "," +
+    csv += name + "," + CsvCell(r.ttft.p50) + "," + CsvCell(r.ttft.p99) + "," + CsvCell(r.tpot.p50) + "," +
+           CsvCell(r.tpot.p99) + "," + CsvCell(r.itl.p99) + "," + CsvCell(r.requests_per_s) + "," +
+           CsvCell(r.output_tokens_per_s) + "," + std::to_string(r.preemptions) + "," +
            std::to_string(r.completed) + "," + std::to_string(r.unfinished) + "," + CsvQuoted(note) + "\n";
   }
   s = WriteFile(out->path() + "/compare.csv", csv);
@@ -516,18 +518,6 @@ int CmdCompareAutoscalers(const std::string& path, const std::vector<std::string
   std::unique_ptr<OutputDir> out;
   s = OutputDir::Begin(out_dir, &out);
   if (!s.ok()) return Fail(s);
-  auto cell = [](const std::optional<double>& v, const char* fmt) {
-    if (!v) return std::string("-");
-    char b[64];
-    std::snprintf(b, sizeof b, fmt, *v);
-    return std::string(b);
-  };
-  auto csv_cell = [](const std::optional<double>& v) {
-    if (!v) return std::string();
-    char b[64];
-    std::snprintf(b, sizeof b, "%.6f", *v);
-    return std::string(b);
-  };
   std::string table =
       "autoscaler      GPU-hours      cost $   $/hour  attainment  TTFT p99 ms  ups  downs  replicas  note\n";
   std::string csv =
@@ -588,16 +578,16 @@ int CmdCompareAutoscalers(const std::string& path, const std::vector<std::string
     const std::string replicas =
         a ? std::to_string(a->replicas_min) + "-" + std::to_string(a->replicas_max) : std::to_string(r.fleet_replicas);
     std::snprintf(line, sizeof line, "%-14s %10.2f  %10s  %7s  %10s  %11s  %4s  %5s  %8s  %s\n", name.c_str(),
-                  r.gpu_hours, cell(r.total_usd, "%.2f").c_str(), cell(r.usd_per_hour, "%.2f").c_str(),
-                  cell(r.attainment ? std::optional<double>(*r.attainment * 100) : std::nullopt, "%.2f%%").c_str(),
-                  cell(r.ttft.p99, "%.1f").c_str(), a ? std::to_string(a->scale_ups).c_str() : "-",
+                  r.gpu_hours, Cell(r.total_usd, "%.2f").c_str(), Cell(r.usd_per_hour, "%.2f").c_str(),
+                  Cell(r.attainment ? std::optional<double>(*r.attainment * 100) : std::nullopt, "%.2f%%").c_str(),
+                  Cell(r.ttft.p99, "%.1f").c_str(), a ? std::to_string(a->scale_ups).c_str() : "-",
                   a ? std::to_string(a->scale_downs).c_str() : "-", replicas.c_str(), note.c_str());
     table += line;
-    csv += name + "," + csv_cell(r.gpu_hours) + "," + csv_cell(r.total_usd) + "," + csv_cell(r.usd_per_hour) + "," +
-           csv_cell(r.attainment) + "," + csv_cell(r.ttft.p99) + "," + csv_cell(r.tpot.p99) + "," +
+    csv += name + "," + CsvCell(r.gpu_hours) + "," + CsvCell(r.total_usd) + "," + CsvCell(r.usd_per_hour) + "," +
+           CsvCell(r.attainment) + "," + CsvCell(r.ttft.p99) + "," + CsvCell(r.tpot.p99) + "," +
            (a ? std::to_string(a->scale_ups) : "") + "," + (a ? std::to_string(a->scale_downs) : "") + "," +
            (a ? std::to_string(a->replicas_min) : "") + "," + (a ? std::to_string(a->replicas_max) : "") + "," +
-           (a ? csv_cell(a->replica_seconds) : "") + "," + std::to_string(r.completed) + "," + std::to_string(r.failed) +
+           (a ? CsvCell(a->replica_seconds) : "") + "," + std::to_string(r.completed) + "," + std::to_string(r.failed) +
            "," + std::to_string(r.unfinished) + "," + CsvQuoted(note) + "\n";
   }
   s = WriteFile(out->path() + "/compare.csv", csv);
