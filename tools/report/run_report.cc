@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -154,11 +155,23 @@ PlotSpec CdfPlot(const std::string& title, Series s, std::optional<double> slo, 
 
 Status ReadFleetTimeseries(const std::string& path, FleetTimeseries* out) {
   struct Sample {
-    double queue = 0, running = 0, kv = 0, arrivals = 0;
+    double queue = 0, running = 0, kv = 0, arrivals = 0, ready = 0, usd = 0;
     int replicas = 0;
   };
+  // Runs before the autoscaling issue wrote no cost rate.
+  bool scaled = false;
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::string header;
+    std::getline(in, header);
+    scaled = header.find(",state,usd_per_hour") != std::string::npos;
+  }
   std::map<double, Sample> by_time;
-  const std::vector<std::string> cols = {"t_s", "arrivals", "queue_depth", "running", "kv_util"};
+  std::vector<std::string> cols = {"t_s", "arrivals", "queue_depth", "running", "kv_util"};
+  if (scaled) {
+    cols.push_back("state");
+    cols.push_back("usd_per_hour");
+  }
   FLEETSIM_RETURN_IF_ERROR(ReadCsv(path, cols, [&](const CsvRow& r) {
     double v[5];
     for (int i = 0; i < 5; ++i) {
@@ -170,6 +183,12 @@ Status ReadFleetTimeseries(const std::string& path, FleetTimeseries* out) {
     s.running += v[3];
     s.kv += v[4];
     ++s.replicas;
+    if (scaled) {
+      if (r.cells[5] == "ready") s.ready += 1;
+      double usd = 0;
+      if (!r.cells[6].empty() && !ParseNumber(r.cells[6], &usd)) return BadCell(path, r, cols[6], r.cells[6]);
+      s.usd += usd;
+    }
     return Status::Ok();
   }));
   FleetTimeseries all;
@@ -179,9 +198,14 @@ Status ReadFleetTimeseries(const std::string& path, FleetTimeseries* out) {
     all.running.push_back(s.running);
     all.kv_util.push_back(s.kv / s.replicas);
     all.arrivals.push_back(s.arrivals);
+    if (scaled) {
+      all.ready.push_back(s.ready);
+      all.usd_per_hour.push_back(s.usd);
+    }
   }
   for (auto member : {&FleetTimeseries::t_s, &FleetTimeseries::queue_depth, &FleetTimeseries::running,
-                      &FleetTimeseries::kv_util, &FleetTimeseries::arrivals}) {
+                      &FleetTimeseries::kv_util, &FleetTimeseries::arrivals, &FleetTimeseries::ready,
+                      &FleetTimeseries::usd_per_hour}) {
     out->*member = Thin(all.*member, kMaxSeriesPoints);
   }
   return Status::Ok();
@@ -214,6 +238,10 @@ void AddTimeseriesPlots(Document* doc, const FleetTimeseries& ts, bool all) {
   }
   plot("KV-cache utilisation over time", "KV-cache use (fraction)", {{"KV use (mean over replicas)", &ts.kv_util}});
   if (all) plot("Arrivals over time", "arrivals per sample interval", {{"arrivals (sum over replicas)", &ts.arrivals}});
+  if (all && !ts.ready.empty()) {
+    plot("Ready replicas over time", "replicas", {{"ready", &ts.ready}});
+    plot("Fleet cost rate over time", "$ per hour", {{"cost rate (sum over replicas)", &ts.usd_per_hour}});
+  }
 }
 
 Status RenderRunReport(const std::string& dir, ReportFiles* out) {
@@ -282,6 +310,29 @@ Status RenderRunReport(const std::string& dir, ReportFiles* out) {
     rows.push_back({"Overloaded", overloaded});
   }
   doc.Table({"Quantity", "Value"}, rows);
+
+  if (const Node as = root.Opt("autoscaling"); as.present()) {
+    // Autoscaling and spot (docs/autoscaling.md).
+    doc.Heading(2, "Autoscaling");
+    doc.Table({"Quantity", "Value"},
+              {{"Replicas started (scale-ups)", std::to_string(as.Get("scale_ups").Int())},
+               {"Replicas drained or cancelled (scale-downs)", std::to_string(as.Get("scale_downs").Int())},
+               {"Ready replicas, fewest to most",
+                std::to_string(as.Get("replicas_min").Int()) + "–" + std::to_string(as.Get("replicas_max").Int())},
+               {"Replica-seconds not stopped", Num(as.Get("replica_seconds").Num())},
+               {"Starts refused (no capacity)", std::to_string(as.Get("refused").Int())},
+               {"Starts on the fallback class", std::to_string(as.Get("fallbacks").Int())},
+               {"Spot reclaims", std::to_string(as.Get("spot_reclaims").Int())},
+               {"Idle share of paid GPU time", Percent(cost.Opt("idle_share").NumOrNull())}});
+  }
+  if (const Node parts = cost.Opt("by_pool"); parts.present() && parts.ItemsOrEmpty().size() > 1) {
+    doc.Heading(2, "Cost by pool and pricing class");
+    std::vector<std::vector<Cell>> crows;
+    for (const Node& c : parts.ItemsOrEmpty())
+      crows.push_back({c.Get("pool").Str(), c.Get("pricing_class").Str(), Num(c.Get("gpu_hours").Num()),
+                       Num(c.Get("busy_gpu_hours").Num()), Num(c.Opt("usd").NumOrNull())});
+    doc.Table({"Pool", "Pricing class", "GPU-hours", "Busy GPU-hours", "$"}, crows);
+  }
 
   if (const Node fail = root.Opt("failures"); fail.present()) {
     // Failures and rolling restarts (docs/reliability.md).

@@ -22,6 +22,9 @@ inline constexpr size_t kMaxCdfPoints = 500;
 // of consecutive samples down to at most kMaxSeriesPoints.
 struct FleetTimeseries {
   std::vector<double> t_s, queue_depth, running, kv_util, arrivals;
+  // From files with `state` and `usd_per_hour` (empty otherwise): replicas
+  // ready, and the fleet's cost rate (unpriced replicas count 0).
+  std::vector<double> ready, usd_per_hour;
 };
 Status ReadFleetTimeseries(const std::string& path, FleetTimeseries* out);
 
