@@ -145,6 +145,13 @@ TEST(DiurnalAutoscale, ScaledRunReportsCostByPoolAndTheCostRateOverTime) {
   EXPECT_TRUE(states.count("ready"));
   EXPECT_TRUE(states.count("warm"));
   EXPECT_TRUE(states.count("stopped"));
+
+  // The run report shows the scaling and the cost rate over time.
+  const CommandResult rep = RunFleetsim("report " + ShellQuote(dir.File("a")));
+  ASSERT_EQ(rep.exit_code, 0) << rep.output;
+  const std::string md = ReadText(dir.File("a/report.md"));
+  for (const char* heading : {"## Autoscaling", "Ready replicas over time", "Fleet cost rate over time"})
+    EXPECT_NE(md.find(heading), std::string::npos) << heading;
 }
 
 TEST(DiurnalAutoscale, SameSeedSameOutputsToTheByte) {
