@@ -576,7 +576,8 @@ int CmdCompareAutoscalers(const std::string& path, const std::vector<std::string
     const Summary& r = report.summary;
     const std::optional<RunFacts::Autoscaling>& a = r.autoscaling;
     const std::string replicas =
-        a ? std::to_string(a->replicas_min) + "-" + std::to_string(a->replicas_max) : std::to_string(r.fleet_replicas);
+        a && a->replicas_max > 0 ? std::to_string(a->replicas_min) + "-" + std::to_string(a->replicas_max)
+                                 : std::to_string(r.fleet_replicas);
     std::snprintf(line, sizeof line, "%-14s %10.2f  %10s  %7s  %10s  %11s  %4s  %5s  %8s  %s\n", name.c_str(),
                   r.gpu_hours, Cell(r.total_usd, "%.2f").c_str(), Cell(r.usd_per_hour, "%.2f").c_str(),
                   Cell(r.attainment ? std::optional<double>(*r.attainment * 100) : std::nullopt, "%.2f%%").c_str(),

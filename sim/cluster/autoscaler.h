@@ -140,6 +140,9 @@ class Autoscaler {
   virtual SimTime period() const = 0;
   // How late the metrics reach it (what PoolSignals applies).
   virtual SimTime metric_delay() const = 0;
+  // The longest window it asks PoolSignals for: the monitor keeps that
+  // much history (behind the delay).
+  virtual SimTime longest_window() const { return period(); }
   // The desired replica count now, within [min_replicas, max_replicas] of
   // its spec.
   virtual int Decide(const PoolSignals& signals) = 0;

@@ -64,6 +64,9 @@ struct Range {
 };
 constexpr Range kPositive{0, kInf, true, false, false};
 constexpr Range kNonNegative{0, kInf, false, false, false};
+// How often a policy decides: at least a millisecond (a period that rounds
+// to no time at all would never let the clock move).
+constexpr Range kPeriod{1e-3, 1e7, false, false, false};
 
 // Reads spec.options for one policy: each Read names a key the policy knows
 // and checks its value; Finish refuses the keys nobody read and returns the
@@ -328,7 +331,7 @@ Status MakeHpa(const AutoscalerSpec& spec, const AutoscalerContext&, std::unique
              ScalingMetric::kTokensPerS, ScalingMetric::kTtftMs, ScalingMetric::kTpotMs}));
   HpaAutoscaler::Options o;
   OptionReader r(spec);
-  r.Read("sync_period_s", kPositive, &o.sync_period_s);
+  r.Read("sync_period_s", kPeriod, &o.sync_period_s);
   r.Read("tolerance", Range{0, 1, false, true}, &o.tolerance);
   r.Read("downscale_stabilization_s", Range{0, 3600}, &o.downscale_stabilization_s);
   r.Read("upscale_stabilization_s", Range{0, 3600}, &o.upscale_stabilization_s);
@@ -424,6 +427,7 @@ class KpaAutoscaler final : public Autoscaler {
 
   SimTime period() const override { return SecondsToTime(o_.tick_s); }
   SimTime metric_delay() const override { return SecondsToTime(o_.metric_delay_s); }
+  SimTime longest_window() const override { return SecondsToTime(std::max(o_.stable_window_s, o_.tick_s)); }
 
   int Decide(const PoolSignals& s) override {
     const SimTime now = s.now();
@@ -487,7 +491,7 @@ Status MakeKpa(const AutoscalerSpec& spec, const AutoscalerContext&, std::unique
       CheckCommon(spec, {ScalingMetric::kConcurrency, ScalingMetric::kQueueDepth, ScalingMetric::kTokensPerS}));
   KpaAutoscaler::Options o;
   OptionReader r(spec);
-  r.Read("tick_s", kPositive, &o.tick_s);
+  r.Read("tick_s", kPeriod, &o.tick_s);
   r.Read("container_concurrency", Range{0, 1000, true}, &o.container_concurrency);
   r.Read("target_utilization", Range{0, 1, true}, &o.target_utilization);
   r.Read("stable_window_s", Range{6, 3600}, &o.stable_window_s);
@@ -564,6 +568,7 @@ class TargetOngoingAutoscaler final : public Autoscaler {
 
   SimTime period() const override { return SecondsToTime(o_.period_s); }
   SimTime metric_delay() const override { return SecondsToTime(o_.metric_delay_s); }
+  SimTime longest_window() const override { return SecondsToTime(std::max(o_.look_back_period_s, o_.period_s)); }
 
   int Decide(const PoolSignals& s) override {
     const int target_num = s.desired();
@@ -621,8 +626,8 @@ Status MakeTargetOngoing(const AutoscalerSpec& spec, const AutoscalerContext&, s
   FLEETSIM_RETURN_IF_ERROR(CheckCommon(spec, {ScalingMetric::kConcurrency, ScalingMetric::kQueueDepth}));
   TargetOngoingAutoscaler::Options o;
   OptionReader r(spec);
-  r.Read("period_s", kPositive, &o.period_s);
-  r.Read("look_back_period_s", kPositive, &o.look_back_period_s);
+  r.Read("period_s", kPeriod, &o.period_s);
+  r.Read("look_back_period_s", Range{1e-3, 86400}, &o.look_back_period_s);
   r.Read("upscaling_factor", kPositive, &o.upscaling_factor);
   r.Read("downscaling_factor", kPositive, &o.downscaling_factor);
   r.Read("upscale_delay_s", kNonNegative, &o.upscale_delay_s);
@@ -692,7 +697,7 @@ Status MakeScheduled(const AutoscalerSpec& spec, const AutoscalerContext&, std::
   }
   ScheduledAutoscaler::Options o;
   OptionReader r(spec);
-  r.Read("period_s", kPositive, &o.period_s);
+  r.Read("period_s", kPeriod, &o.period_s);
   FLEETSIM_RETURN_IF_ERROR(r.Finish());
   *out = std::make_unique<ScheduledAutoscaler>(spec, o);
   return Status::Ok();

@@ -316,6 +316,7 @@ void Cluster::Fail(const std::vector<int>& replicas, FailureKind kind, std::opti
     m.replica->Evict(&held);
     // Still ready to the routers; no longer serving.
     if (was_serving) AddServing(m.replica->options().pool, -1, 0);
+    if (scaling_) NoteReady(m.replica->options().pool);
     if (kind == FailureKind::kCrash || m.view.phase_ != ReplicaPhase::kReady) {
       // A dead process (or a replica out of routing anyway) is known at once.
       Release(std::move(held), i, "replica_failed");
@@ -357,6 +358,16 @@ void Cluster::Notice(int i) {
 
 void Cluster::StartRecovery(int i, std::optional<SimTime> repair) {
   Member& m = replicas_[i];
+  if (m.stopping) {
+    // It was draining to stop (a scale-down, a spot notice): it stops.
+    m.stopping = false;
+    m.down = false;
+    downtimes_[m.downtime].to = sim_.now();
+    failure_windows_.Close(sim_.now());
+    ++m.epoch;
+    Transition(i, ReplicaPhase::kStopped);
+    return;
+  }
   const uint64_t epoch = m.epoch;
   auto start_then_up = [this, i, epoch](SimTime at) {
     sim_.At(at, [this, i, epoch] {

@@ -136,6 +136,9 @@ class Cluster final : private FailureTarget {
     int64_t gpus = 0;
   };
   void SetCapacityLimits(std::vector<CapacityLimit> limits) { limits_ = std::move(limits); }
+  // A request waiting in the activator queue longer than this fails to its
+  // client ("activator_timeout").
+  void SetActivatorTimeout(SimTime t) { activator_timeout_ = t; }
   // Starts the autoscalers, monitors and spot reclaims (after ConfigurePool).
   void StartScaling();
   bool scaling() const { return scaling_; }
@@ -258,6 +261,7 @@ class Cluster final : private FailureTarget {
     SimTime class_busy[2] = {0, 0};
     SimTime busy_mark = 0;
     bool to_warm = false;        // provisioning or starting into the warm pool
+    bool stopping = false;       // draining to stop (scale-down, spot notice): a failure stops it
     int64_t arrivals = 0;
     Placement placement;
     // Reliability. `down`: failed (hung or dead) and not yet back; a hung
@@ -393,7 +397,7 @@ class Cluster final : private FailureTarget {
   const PriceClass* ClassOf(const Member& m, int cls) const;
   void Reconcile(int pool);
   bool StartOne(int pool, bool to_warm);
-  void StopOne(int pool);
+  bool StopOne(int pool);
   void PollStop(int i, uint64_t epoch);
   void Decide(int pool);
   void SamplePool(int pool);
@@ -407,6 +411,7 @@ class Cluster final : private FailureTarget {
   std::vector<PoolRun> pools_;
   std::vector<CapacityLimit> limits_;
   bool scaling_ = false;
+  SimTime activator_timeout_ = 300 * kSecond;
   std::map<std::string, std::vector<Request>, std::less<>> buffered_;
   int64_t buffered_count_ = 0;
   Scaling scaled_;

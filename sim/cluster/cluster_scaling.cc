@@ -27,7 +27,10 @@ void Cluster::ConfigurePool(int pool, PoolConfig config) {
   }
   pr.desired = pr.config.desired;
   if (pr.config.autoscaler) {
-    const SimTime retention = std::max<SimTime>(900 * kSecond, 2 * pr.config.autoscaler->period());
+    // The longest window any query asks for, behind the delay (which
+    // PoolMonitor adds), with room for a period.
+    const Autoscaler& as = *pr.config.autoscaler;
+    const SimTime retention = std::max<SimTime>(60 * kSecond, as.longest_window() + as.period());
     pr.monitor = std::make_unique<PoolMonitor>(pr.config.autoscaler->metric_delay(), retention);
   }
   pr.spot_rng = sim_.Stream("spot/" + std::to_string(pool));
@@ -112,10 +115,7 @@ void Cluster::Reconcile(int pool) {
   int active = 0, warm = 0;
   count(&active, &warm);
   while (active < want && StartOne(pool, false)) ++active;
-  while (active > want) {
-    StopOne(pool);
-    --active;
-  }
+  while (active > want && StopOne(pool)) --active;
   count(&active, &warm);
   const int w = pr.config.autoscaler ? pr.config.autoscaling.warm_pool : 0;
   while (warm < w && StartOne(pool, true)) ++warm;
@@ -184,6 +184,7 @@ bool Cluster::StartOne(int pool, bool to_warm) {
       ++scaled_.fallbacks;
     }
     clear_down(m);
+    m.stopping = false;
     SetClass(i, cls);
     m.to_warm = to_warm;
     if (!to_warm) ++scaled_.scale_ups;
@@ -207,13 +208,13 @@ bool Cluster::StartOne(int pool, bool to_warm) {
     });
     return true;
   }
-  ++scaled_.refused;  // every slot is in use
+  // Every slot is in use (replicas draining hold theirs): none to start
+  // until one stops.
   return false;
 }
 
-void Cluster::StopOne(int pool) {
+bool Cluster::StopOne(int pool) {
   PoolRun& pr = pools_[pool];
-  ++scaled_.scale_downs;
   // A replica called off while down (coming back from a failure) is down
   // no longer: its downtime ends now.
   auto end_downtime = [&](Member& m) {
@@ -231,7 +232,8 @@ void Cluster::StopOne(int pool) {
     ++m.epoch;
     end_downtime(m);
     Transition(*it, ReplicaPhase::kStopped);
-    return;
+    ++scaled_.scale_downs;
+    return true;
   }
   // Else the ready replica holding the fewest requests (the newest of
   // equals) drains.
@@ -242,21 +244,28 @@ void Cluster::StopOne(int pool) {
     if (pick < 0 || m.view.outstanding() <= replicas_[pick].view.outstanding()) pick = i;
   }
   if (pick >= 0) {
+    replicas_[pick].stopping = true;
     Transition(pick, ReplicaPhase::kDraining);
     PollStop(pick, replicas_[pick].epoch);
-    return;
+    ++scaled_.scale_downs;
+    return true;
   }
-  // Else one that is down and recovering: its recovery is called off.
+  // Else one the fleet knows is down and recovering: its recovery is called
+  // off. (A hung replica not yet noticed looks ready to the controller: it
+  // stays until the health checks or outlier ejection find it.)
   for (auto it = pr.members.rbegin(); it != pr.members.rend(); ++it) {
     Member& m = replicas_[*it];
     const ReplicaPhase ph = m.view.phase_;
-    if (ph == ReplicaPhase::kStopped || ph == ReplicaPhase::kDraining || ph == ReplicaPhase::kWarm || m.to_warm)
+    if (ph == ReplicaPhase::kStopped || ph == ReplicaPhase::kDraining || ph == ReplicaPhase::kWarm || m.to_warm ||
+        ph == ReplicaPhase::kReady)
       continue;
     ++m.epoch;
     end_downtime(m);
     Transition(*it, ReplicaPhase::kStopped);
-    return;
+    ++scaled_.scale_downs;
+    return true;
   }
+  return false;
 }
 
 void Cluster::PollStop(int i, uint64_t epoch) {
@@ -270,6 +279,7 @@ void Cluster::PollStop(int i, uint64_t epoch) {
   std::vector<Replica::Evicted> none;
   m.replica->Evict(&none);
   ++m.epoch;
+  m.stopping = false;
   Transition(i, ReplicaPhase::kStopped);
 }
 
@@ -286,6 +296,7 @@ void Cluster::ScheduleReclaim(int i) {
     if (mm.epoch != epoch || mm.down || mm.view.phase_ != ReplicaPhase::kReady) return;
     // The notice: no new requests; then the machine is gone.
     observer_.OnReplicaEvent(i, sim_.now(), "spot_notice");
+    mm.stopping = true;
     Transition(i, ReplicaPhase::kDraining);
     const int pool = mm.replica->options().pool;
     if (pools_[pool].config.autoscaler) Reconcile(pool);  // a replacement starts during the notice
@@ -296,6 +307,7 @@ void Cluster::ScheduleReclaim(int i) {
       std::vector<Replica::Evicted> held;
       m2.replica->Evict(&held);
       ++m2.epoch;
+      m2.stopping = false;
       observer_.OnReplicaEvent(i, sim_.now(), "spot_reclaimed");
       Transition(i, ReplicaPhase::kStopped);
       Release(std::move(held), i, "spot_reclaimed");
@@ -311,8 +323,23 @@ void Cluster::Buffer(Request&& req) {
     observer_.OnArrival(req, -1);
   }
   const std::string model = req.model.empty() ? default_model_ : req.model;
+  const uint64_t id = req.id;
+  const int32_t attempt = req.attempt;
   buffered_[model].push_back(std::move(req));
   ++buffered_count_;
+  // Not served within the activator's timeout: it fails to its client.
+  sim_.After(activator_timeout_, [this, model, id, attempt] {
+    auto it = buffered_.find(model);
+    if (it == buffered_.end()) return;
+    std::vector<Request>& held = it->second;
+    auto r = std::find_if(held.begin(), held.end(), [&](const Request& x) { return x.id == id && x.attempt == attempt; });
+    if (r == held.end()) return;
+    Replica::Evicted e{std::move(*r), {}};
+    held.erase(r);
+    --buffered_count_;
+    e.rec = UnservedRecord(e.req, -1, sim_.now(), RequestStatus::kFailed, "activator_timeout");
+    FailRequest(e, "activator_timeout");
+  });
   for (int p = 0; p < static_cast<int>(pools_.size()); ++p) {
     PoolRun& pr = pools_[p];
     if (!pr.config.autoscaler || pr.members.empty() || replicas_[pr.members.front()].replica->options().model != model)

@@ -427,6 +427,12 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
     s.autoscaling = facts.autoscaling;
     s.autoscaling->replica_seconds = Round6(s.autoscaling->replica_seconds);
   }
+  // A replica of a class with no price ran (a spot pool's fallback to an
+  // unpriced on-demand): no cost.
+  if (priced && facts.gpu_ns && !facts.usd_gpu_ns) {
+    priced = false;
+    s.warnings.push_back("cost undefined (null): a replica ran in a pricing class with no price");
+  }
   if (priced && !std::isfinite(usd_per_hour)) {
     priced = false;
     s.warnings.push_back("cost undefined (null): the fleet's price per hour overflows");

@@ -504,6 +504,19 @@ Status ScenarioRun::CheckScaling() {
     FLEETSIM_RETURN_IF_ERROR(MakeAutoscaler(i, &probe));
   }
   for (const GpuCapacitySpec& c : spec_.gpu_capacity) {
+    // The replicas up at 0 s must fit (they are not started through the
+    // limit).
+    int64_t at_start = 0;
+    for (const PoolPlan& p : pools_) {
+      if (p.gpu->name != c.gpu || p.spec->pricing_class != c.pricing_class) continue;
+      const int n = p.spec->autoscaler ? p.spec->autoscaler->initial_replicas + p.spec->autoscaler->warm_pool
+                                       : p.spec->total_replicas();
+      at_start += int64_t{n} * p.shard.gpus();
+    }
+    if (at_start > c.gpus)
+      return Status::Infeasible(spec_.file + ": " + c.path + ".gpus: " + std::to_string(c.gpus) + " " + c.gpu + " " +
+                                c.pricing_class + " GPUs, but the pools using them start with " +
+                                std::to_string(at_start));
     const GpuSpec* gpu = catalog_.FindGpu(c.gpu);
     if (!gpu && profile_gpu_ && profile_gpu_->name == c.gpu) gpu = profile_gpu_.get();
     if (!gpu) return Status::Invalid(spec_.file + ": " + c.path + ".gpu: " + Unknown("GPU", c.gpu, catalog_.GpuNames()));
@@ -525,9 +538,11 @@ Status ScenarioRun::DailySchedule(size_t pool, uint64_t seed, std::vector<std::p
       capacity_[pool]->MaxRequestsPerS(st.mean_prompt_tokens, st.mean_output_tokens, spec_.ttft_slo_ms, spec_.tpot_slo_ms);
   out->clear();
   for (int h = 0; h < 24; ++h) {
-    const double rate = st.peak_rate_by_hour[h];
-    int n = per_replica > 0 ? static_cast<int>(std::ceil(rate / per_replica - 1e-9)) : as.max_replicas;
-    n = std::clamp(n, as.min_replicas, as.max_replicas);
+    // An hour starts with what it or the next hour needs, so that
+    // replicas are up before a rise (a cold start takes minutes).
+    const double rate = std::max(st.peak_rate_by_hour[h], st.peak_rate_by_hour[(h + 1) % 24]);
+    const double need = per_replica > 0 ? std::ceil(rate / per_replica - 1e-9) : as.max_replicas;
+    const int n = static_cast<int>(std::clamp<double>(need, as.min_replicas, as.max_replicas));
     if (out->empty() || out->back().second != n) out->emplace_back(h, n);
   }
   return Status::Ok();
@@ -789,6 +804,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     std::vector<Cluster::CapacityLimit> limits;
     for (const GpuCapacitySpec& c : spec_.gpu_capacity) limits.push_back({c.gpu, c.pricing_class, c.gpus});
     cluster.SetCapacityLimits(std::move(limits));
+    cluster.SetActivatorTimeout(SecondsToTime(spec_.activator_timeout_s));
   }
   cluster.SetNodes(placement_.node_rack, placement_.node_zone, placement_.zones);
   cluster.SetRouter(router_->factory(sim.Stream("router")));

@@ -31,7 +31,8 @@ const KeyTable kTables[] = {
           "failures"}},
     {"fleet",
      {"router", "pools", "gpus_per_node", "nodes_per_rack", "recovery", "health_check", "outlier_ejection", "retries",
-      "max_requests_per_replica", "request_timeout_s", "cold_start", "rolling_restarts", "gpu_capacity"}},
+      "max_requests_per_replica", "request_timeout_s", "cold_start", "rolling_restarts", "gpu_capacity",
+      "activator_timeout_s"}},
     {"fleet.gpu_capacity[]", {"gpu", "pricing_class", "gpus"}},
     {"fleet.health_check", {"interval_s", "timeout_s", "unhealthy_threshold"}},
     {"fleet.outlier_ejection",
@@ -164,6 +165,7 @@ const NumericBound kBounds[] = {
     NumIn("fleet.pools[].spot.reclaims_per_hour", 0, 1e6),
     NumIn("fleet.pools[].spot.notice_s", 0, kMaxSeconds),
     IntIn("fleet.gpu_capacity[].gpus", 0, int64_t{1} << 40),
+    NumAbove("fleet.activator_timeout_s", 0, kMaxSeconds),
     IntIn("fleet.pools[].autoscaler.schedule[].hour", 0, 23),
     IntIn("fleet.pools[].autoscaler.schedule[].replicas", 0, 100000),
     NumIn("fleet.pools[].autoscaler.options.sync_period_s", 0, 1e9),
@@ -771,6 +773,8 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
     o.Number("warm_start_s", &p.warm_start_s);
     o.Number("warm_cost_fraction", &p.warm_cost_fraction);
     if (o.Has("autoscaler")) ParseAutoscaler(o.At("autoscaler"), &p, err);
+    if (o.Has("spot") && o.ok() && p.pricing_class != "spot")
+      o.Fail(p.path + ".spot", "the pool's pricing_class is \"" + p.pricing_class + "\", not \"spot\"");
     if (o.Has("spot") && err->ok()) {
       Obj so(o.At("spot"), p.path + ".spot", "fleet.pools[].spot", err);
       so.OptNumber("reclaims_per_hour", &p.spot_reclaims_per_hour);
@@ -786,6 +790,7 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
 
 // The fleet's GPU capacity limits.
 void ParseCapacity(Obj& fleet, ScenarioSpec* spec, Status* err) {
+  fleet.Number("activator_timeout_s", &spec->activator_timeout_s);
   if (!fleet.Has("gpu_capacity")) return;
   const json& arr = fleet.At("gpu_capacity");
   if (!arr.is_array()) {

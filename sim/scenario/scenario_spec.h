@@ -119,6 +119,9 @@ struct ScenarioSpec {
   int nodes_per_rack = 4;
   ReliabilitySpec reliability;
   std::vector<GpuCapacitySpec> gpu_capacity;
+  // A request waiting for a replica of an autoscaled pool (none ready, one
+  // coming) fails after this long: Knative's revision timeout, 300 s.
+  double activator_timeout_s = 300;
   TrafficSpec traffic;         // paths already resolved against the scenario's folder
   std::optional<double> ttft_slo_ms;
   std::optional<double> tpot_slo_ms;

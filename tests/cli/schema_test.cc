@@ -298,7 +298,10 @@ json BaseFor(const std::string& path) {
   }
   if (path.rfind("fleet.gpu_capacity", 0) == 0)
     j["fleet"]["gpu_capacity"] = json::array({{{"gpu", "H100-SXM"}, {"pricing_class", "spot"}, {"gpus", 8}}});
-  if (path.rfind("fleet.pools[].spot", 0) == 0) j["fleet"]["pools"][0]["spot"] = json::object();
+  if (path.rfind("fleet.pools[].spot", 0) == 0) {
+    j["fleet"]["pools"][0]["pricing_class"] = "spot";
+    j["fleet"]["pools"][0]["spot"] = json::object();
+  }
   return j;
 }
 

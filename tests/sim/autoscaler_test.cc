@@ -626,6 +626,34 @@ TEST(AutoscalerFactories, RefuseOptionsOutOfRangeAndMetricsThePolicyCannotUse) {
   EXPECT_EQ(st.message().rfind("fleet.pools[0].autoscaler.schedule:", 0), 0u) << st.message();
 }
 
+// A period that rounds to no time would never let the clock move.
+TEST(AutoscalerFactories, RefusePeriodsBelowAMillisecond) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"hpa", "sync_period_s"}, {"kpa", "tick_s"}, {"target_ongoing", "period_s"}, {"scheduled", "period_s"}};
+  for (const auto& [policy, key] : cases) {
+    AutoscalerSpec spec = Spec(policy, 1, 10, 1);
+    if (std::string(policy) == "scheduled") spec.schedule = {{0, 2}};
+    spec.options[key] = 1e-12;
+    std::unique_ptr<Autoscaler> a;
+    const Status st = Build(spec, &a);
+    EXPECT_FALSE(st.ok()) << policy;
+    EXPECT_NE(st.message().find(std::string("options.") + key), std::string::npos) << st.message();
+  }
+}
+
+// The monitor keeps what the longest window needs.
+TEST(AutoscalerFactories, LongestWindowCoversTheAveragingWindow) {
+  std::unique_ptr<Autoscaler> a;
+  AutoscalerSpec spec = Spec("kpa", 1, 10, 1);
+  spec.options["stable_window_s"] = 3600;
+  ASSERT_TRUE(Build(spec, &a).ok());
+  EXPECT_EQ(a->longest_window(), 3600 * kSecond);
+  spec = Spec("target_ongoing", 1, 10, 1);
+  spec.options["look_back_period_s"] = 1800;
+  ASSERT_TRUE(Build(spec, &a).ok());
+  EXPECT_EQ(a->longest_window(), 1800 * kSecond);
+}
+
 TEST(AutoscalerFactories, OptionsOverrideTheDefaults) {
   AutoscalerSpec spec = Spec("kpa", 1, 10, 1);
   spec.options["tick_s"] = 4;

@@ -1024,5 +1024,99 @@ TEST(Determinism, SameSeedSameRunAndFigures) {
   EXPECT_TRUE(c.rig->obs.finished.size() != fa.size() || c.u.gpu_ns != a.u.gpu_ns);
 }
 
+// ---------------------------------------------------------------------------
+// What review found: the activator's timeout, hung replicas a scale-down
+// must not take, and failures while draining to stop.
+
+// A drill (hang or crash) of `replica` at `at_s`, on the rig's cluster.
+void Drill(ScaleRig& rig, int replica, double at_s, const char* kind, const ReliabilitySpec& base = {}) {
+  FailureModelRegistry reg;
+  RegisterBuiltinFailureModels(&reg);
+  ReliabilitySpec spec = base;
+  FailureSpec drill;
+  drill.path = "failures[0]";
+  drill.model = "drill";
+  drill.at_s = at_s;
+  drill.replica = replica;
+  drill.kind = kind;
+  spec.failures.push_back(drill);
+  std::vector<std::unique_ptr<FailureModel>> models(1);
+  ASSERT_TRUE(reg.Find("drill")->factory(drill, rig.sim.Stream("failures/0"), &models[0]).ok());
+  rig.cluster.SetReliability(spec, std::move(models), {});
+}
+
+TEST(Activator, ARequestNoReplicaCanTakeFailsAtTheTimeout) {
+  // The pool is at zero and its class has no capacity left: nothing can
+  // start, and the request fails when the activator gives up on it.
+  ScaleRig rig({kStopped});
+  rig.cluster.SetCapacityLimits({{"h100", "on_demand", 0}});
+  rig.cluster.SetActivatorTimeout(S(20));
+  rig.Start(rig.Scaled("on_demand", 1.0, S(5), 0, S(10), {0}, 0, 1));
+  rig.Send(S(3), 1);
+  rig.RunTo(S(100));
+  rig.ExpectConservation();
+  const auto by_id = rig.obs.ById();
+  EXPECT_EQ(by_id.at(1).status, RequestStatus::kFailed);
+  EXPECT_EQ(by_id.at(1).reason, "activator_timeout");
+  EXPECT_EQ(by_id.at(1).finish, S(23));
+  EXPECT_TRUE(rig.cluster.Idle());
+  EXPECT_GT(rig.cluster.ScalingUntil(S(100)).refused, 0);
+}
+
+TEST(Activator, ARequestServedBeforeTheTimeoutDoesNotFail) {
+  ScaleRig rig({kStopped});
+  rig.cluster.SetActivatorTimeout(S(20));
+  rig.Start(rig.Scaled("on_demand", 1.0, S(5), 0, S(10), {0}, 0, 1));
+  rig.Send(S(3), 1);
+  rig.RunTo(S(100));
+  EXPECT_EQ(rig.obs.ById().at(1).status, RequestStatus::kCompleted);
+}
+
+TEST(ScaleDown, AHungReplicaNotYetNoticedIsNotTakenAndItsRequestsEnd) {
+  // Replica 0 hangs at 5 s; health checks every 600 s will not notice it
+  // in this run. At 10 s the pool wants none: replica 1 drains and stops,
+  // replica 0 stays (the controller does not know it is down), and the
+  // requests it holds time out (15 s) rather than wait for ever.
+  ScaleRig rig({kReady, kReady});
+  ReliabilitySpec base;
+  base.health_check.interval_s = 600;
+  Drill(rig, 0, 5, "hang", base);
+  rig.Start(rig.Scaled("on_demand", 1.0, S(5), 2, S(10), {0}, 0, 2));
+  for (uint64_t id = 0; id < 6; ++id) rig.Send(S(6), id, 200);
+  rig.RunTo(S(100));
+  rig.ExpectConservation();
+  EXPECT_TRUE(rig.cluster.Idle());
+  int timed_out = 0, completed = 0;
+  for (const auto& [id, r] : rig.obs.ById()) {
+    EXPECT_NE(r.status, RequestStatus::kUnfinished) << id;
+    timed_out += r.reason == "timeout";
+    completed += r.status == RequestStatus::kCompleted;
+  }
+  EXPECT_EQ(timed_out, 3);
+  EXPECT_EQ(completed, 3);
+  EXPECT_STREQ(rig.cluster.StateName(1), "stopped");
+  EXPECT_STREQ(rig.cluster.StateName(0), "failed");  // hung, still in routing's view
+}
+
+TEST(ScaleDown, AReplicaFailingWhileItDrainsStopsInsteadOfComingBack) {
+  // Two busy replicas; at 10 s the pool wants one and replica 1 drains; it
+  // crashes at 12 s: it stops (no recovery), its request fails.
+  ScaleRig rig({kReady, kReady});
+  Drill(rig, 1, 12, "crash");
+  rig.Start(rig.Scaled("on_demand", 1.0, S(5), 2, S(10), {1}, 1, 2));
+  // About 8 s of decode each (1 ms an iteration): busy from 5 s to 13 s.
+  rig.Send(S(5), 0, 8000);
+  rig.Send(S(5), 1, 8000);
+  rig.RunTo(S(200));
+  EXPECT_EQ(rig.obs.EventsOf(1), (Ev{{"draining", S(10)}, {"crash", S(12)}, {"failed", S(12)}, {"stopped", S(12)}}));
+  const auto by_id = rig.obs.ById();
+  EXPECT_EQ(by_id.at(1).status, RequestStatus::kFailed);
+  EXPECT_EQ(by_id.at(1).reason, "replica_failed");
+  const Cluster::Scaling s = rig.cluster.ScalingUntil(S(200));
+  EXPECT_EQ(s.scale_downs, 1);
+  EXPECT_EQ(s.scale_ups, 0);
+  EXPECT_DOUBLE_EQ(rig.cluster.ReliabilityUntil(S(200)).downtime_s, 0);
+}
+
 }  // namespace
 }  // namespace fleetsim
