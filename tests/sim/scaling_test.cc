@@ -797,23 +797,30 @@ TEST(Spot, NoSpotCapacityAndNoFallbackIsRefused) {
 }
 
 // GPUs held (not stopped) at the spot price, probed every 100 ms.
+// Every 0.1 s: the spot GPUs held (priced at spot's $1), and the replicas
+// provisioned since the last probe on spot. It reschedules a copy of
+// itself, so nothing owns it in a cycle.
+struct SpotProbe {
+  ScaleRig* rig;
+  int64_t* most;
+  int64_t* spot_starts;
+  std::shared_ptr<std::set<std::pair<int, SimTime>>> seen;
+  void operator()() const {
+    int64_t used = 0;
+    for (int i = 0; i < rig->cluster.size(); ++i) {
+      const std::optional<double> rate = rig->cluster.UsdPerHour(i);
+      if (rig->cluster.view(i).phase() != kStopped && rate && *rate == 1.0) used += 1;
+    }
+    *most = std::max(*most, used);
+    for (const auto& e : rig->obs.Named("provisioning"))
+      if (seen->insert({e.replica, e.at}).second && *rig->cluster.UsdPerHour(e.replica) == 1.0) ++*spot_starts;
+    if (rig->sim.now() + S(0.1) <= S(1200)) rig->sim.After(S(0.1), *this);
+  }
+};
+
 std::function<void(ScaleRig&)> ProbeSpotGpus(int64_t* most, int64_t* spot_starts) {
   return [most, spot_starts](ScaleRig& rig) {
-    auto probe = std::make_shared<std::function<void()>>();
-    auto seen = std::make_shared<std::set<std::pair<int, SimTime>>>();
-    *probe = [&rig, most, spot_starts, probe, seen] {
-      int64_t used = 0;
-      for (int i = 0; i < rig.cluster.size(); ++i) {
-        const std::optional<double> rate = rig.cluster.UsdPerHour(i);
-        if (rig.cluster.view(i).phase() != kStopped && rate && *rate == 1.0) used += 1;
-      }
-      *most = std::max(*most, used);
-      // Replacements provisioned since the last probe, on spot.
-      for (const auto& e : rig.obs.Named("provisioning"))
-        if (seen->insert({e.replica, e.at}).second && *rig.cluster.UsdPerHour(e.replica) == 1.0) ++*spot_starts;
-      if (rig.sim.now() + S(0.1) <= S(1200)) rig.sim.After(S(0.1), *probe);
-    };
-    rig.At(0, *probe);
+    rig.At(0, SpotProbe{&rig, most, spot_starts, std::make_shared<std::set<std::pair<int, SimTime>>>()});
   };
 }
 
