@@ -408,6 +408,32 @@ std::string CsvCell(const std::optional<double>& v) {
   return b;
 }
 
+// One variant of a `--compare` run. When it could not be built (`built`),
+// a "cannot run" row goes into the table (name in `width` columns) and the
+// CSV (`blank` commas, then the message), and it returns false.
+// Otherwise it runs into OUT/<name>: true, with *exit_code set (>= 0) when
+// the command must end (an error or an interrupt).
+bool RunCompareVariant(const Status& built, ScenarioRun* run, const std::string& name, int width, int blank,
+                       const OutputDir& out, const std::string& out_dir, uint64_t seed, const OutputChoices& choices,
+                       std::string* table, std::string* csv, RunReport* report, int* exit_code) {
+  if (!built.ok()) {
+    char line[512];
+    std::snprintf(line, sizeof line, "%-*s  cannot run: %s\n", width, name.c_str(), built.message().c_str());
+    *table += line;
+    *csv += name + std::string(blank, ',') + CsvQuoted(built.message()) + "\n";
+    return false;
+  }
+  const std::string dir = out.path() + "/" + name;
+  Status s = MakeOutputDir(dir);
+  if (s.ok()) s = RunInto(*run, dir, seed, choices, nullptr, report);
+  if (g_stop_signal) {
+    *exit_code = InterruptedExit(out_dir);
+  } else if (!s.ok()) {
+    *exit_code = Fail(s);
+  }
+  return true;
+}
+
 int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
                          std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet,
                          const Catalog& catalog, const Policies& policies) {
@@ -454,20 +480,13 @@ int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>
       note = "max_num_batched_tokens raised to max_model_len";
       s = ScenarioRun::Build(spec, catalog, policies, &run);
     }
-    char line[512];
-    if (!s.ok()) {
-      std::snprintf(line, sizeof line, "%-12s  cannot run: %s\n", name.c_str(), s.message().c_str());
-      table += line;
-      csv += name + ",,,,,,,,,,," + CsvQuoted(s.message()) + "\n";
-      continue;
-    }
-    const std::string dir = out->path() + "/" + name;
-    s = MakeOutputDir(dir);
-    if (!s.ok()) return Fail(s);
     RunReport report;
-    s = RunInto(*run, dir, seed.value_or(spec.seed), choices, nullptr, &report);
-    if (g_stop_signal) return InterruptedExit(out_dir);
-    if (!s.ok()) return Fail(s);
+    int exit_code = -1;
+    if (!RunCompareVariant(s, run.get(), name, 12, 11, *out, out_dir, seed.value_or(spec.seed), choices, &table, &csv,
+                           &report, &exit_code))
+      continue;
+    if (exit_code >= 0) return exit_code;
+    char line[512];
     const Summary& r = report.summary;
     if (r.overloaded) note += std::string(note.empty() ? "" : "; ") + "overloaded";
     table += name + std::string(name.size() < 12 ? 12 - name.size() : 0, ' ');
@@ -559,20 +578,13 @@ int CmdCompareAutoscalers(const std::string& path, const std::vector<std::string
     }
     std::unique_ptr<ScenarioRun> run;
     s = ScenarioRun::Build(spec, catalog, policies, &run);
-    char line[512];
-    if (!s.ok()) {
-      std::snprintf(line, sizeof line, "%-14s  cannot run: %s\n", name.c_str(), s.message().c_str());
-      table += line;
-      csv += name + ",,,,,,,,,,,,,,," + CsvQuoted(s.message()) + "\n";
-      continue;
-    }
-    const std::string dir = out->path() + "/" + name;
-    s = MakeOutputDir(dir);
-    if (!s.ok()) return Fail(s);
     RunReport report;
-    s = RunInto(*run, dir, run_seed, choices, nullptr, &report);
-    if (g_stop_signal) return InterruptedExit(out_dir);
-    if (!s.ok()) return Fail(s);
+    int exit_code = -1;
+    if (!RunCompareVariant(s, run.get(), name, 14, 15, *out, out_dir, run_seed, choices, &table, &csv, &report,
+                           &exit_code))
+      continue;
+    if (exit_code >= 0) return exit_code;
+    char line[512];
     const Summary& r = report.summary;
     const std::optional<RunFacts::Autoscaling>& a = r.autoscaling;
     const std::string replicas =
