@@ -654,13 +654,13 @@ void ParseAutoscaler(const json& j, PoolSpec* p, Status* err) {
   a.max_replicas = std::max(p->replicas, a.min_replicas);
   o.Int("max_replicas", &a.max_replicas, true);
   o.Int("warm_pool", &a.warm_pool);
-  static const char* const kMetrics[] = {"concurrency", "queue_depth", "kv_utilization", "tokens_per_s", "ttft_ms",
-                                         "tpot_ms"};
+  // In ScalingMetric's order (sim/cluster/autoscaler.h), so the index is
+  // the enum (the parser links no policy code).
   if (const int m = o.Choice("metric", {"concurrency", "queue_depth", "kv_utilization", "tokens_per_s", "ttft_ms",
                                         "tpot_ms"},
                              false);
       m >= 0)
-    a.metric = ParseScalingMetric(kMetrics[m]);
+    a.metric = static_cast<ScalingMetric>(m);
   o.OptNumber("target", &a.target);
   o.OptNumber("metric_delay_s", &a.metric_delay_s);
   if (const int f = o.Choice("forecaster", {"constant", "arima", "kalman"}, false); f >= 0)

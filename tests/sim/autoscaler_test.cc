@@ -626,6 +626,13 @@ TEST(AutoscalerFactories, RefuseOptionsOutOfRangeAndMetricsThePolicyCannotUse) {
   EXPECT_EQ(st.message().rfind("fleet.pools[0].autoscaler.schedule:", 0), 0u) << st.message();
 }
 
+// The scenario parser maps a metric's name to the enum by its index in
+// this order, without linking the policies.
+TEST(ScalingMetric, EnumOrderIsTheParsersNameOrder) {
+  const char* names[] = {"concurrency", "queue_depth", "kv_utilization", "tokens_per_s", "ttft_ms", "tpot_ms"};
+  for (int i = 0; i < 6; ++i) EXPECT_STREQ(ScalingMetricName(static_cast<ScalingMetric>(i)), names[i]);
+}
+
 // A period that rounds to no time would never let the clock move.
 TEST(AutoscalerFactories, RefusePeriodsBelowAMillisecond) {
   const std::pair<const char*, const char*> cases[] = {
