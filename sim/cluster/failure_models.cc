@@ -15,15 +15,6 @@ const char* RecoveryName(Recovery r) {
   return "replace";
 }
 
-const char* WeightSourceName(WeightSource s) {
-  switch (s) {
-    case WeightSource::kDisk: return "disk";
-    case WeightSource::kNetwork: return "network";
-    case WeightSource::kPeer: return "peer";
-  }
-  return "disk";
-}
-
 namespace {
 
 // The keys a model reads; any other key set in the spec is an error.

@@ -85,7 +85,6 @@ enum class WeightSource {
   kNetwork,  // a streaming loader from object storage: 16 GB in 7.5-14 s; the slow end, 16/14 = 1.14 GB/s (ibid.)
   kPeer,     // from a GPU already serving, over the scale-out network: the GPU's NIC bandwidth per direction
 };
-const char* WeightSourceName(WeightSource s);
 struct ColdStartSpec {
   double provision_s = 600;        // estimate: image pull 5-6 min + extraction 3-4 min (BentoML), machine ready
   double container_start_s = 120;  // "start ~2 min" (BentoML, Llama-3.1-8B)
