@@ -437,14 +437,10 @@ bool RunCompareVariant(const Status& built, ScenarioRun* run, const std::string&
 int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
                          std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet,
                          const Catalog& catalog, const Policies& policies) {
-  ScenarioSpec base;
-  Status s = LoadScenarioFile(path, &base, overrides);
+  std::unique_ptr<ScenarioRun> check;  // the scenario as written must be valid
+  Status s = LoadAndBuild(path, overrides, catalog, policies, &check);
   if (!s.ok()) return Fail(s);
-  {
-    std::unique_ptr<ScenarioRun> check;  // the scenario as written must be valid
-    s = ScenarioRun::Build(base, catalog, policies, &check);
-    if (!s.ok()) return Fail(s);
-  }
+  const ScenarioSpec base = check->spec();
   if (out_dir.empty()) out_dir = DefaultOutDir(path);
   std::unique_ptr<OutputDir> out;
   s = OutputDir::Begin(out_dir, &out);
@@ -522,12 +518,10 @@ int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>
 int CmdCompareAutoscalers(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
                           std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet,
                           const Catalog& catalog, const Policies& policies) {
-  ScenarioSpec base;
-  Status s = LoadScenarioFile(path, &base, overrides);
-  if (!s.ok()) return Fail(s);
   std::unique_ptr<ScenarioRun> check;  // the scenario as written must be valid
-  s = ScenarioRun::Build(base, catalog, policies, &check);
+  Status s = LoadAndBuild(path, overrides, catalog, policies, &check);
   if (!s.ok()) return Fail(s);
+  const ScenarioSpec base = check->spec();
   bool scaled = false;
   for (const PoolSpec& p : base.pools) scaled = scaled || p.autoscaler.has_value();
   if (!scaled)
