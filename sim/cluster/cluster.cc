@@ -32,6 +32,42 @@ Cluster::~Cluster() = default;
 
 void Cluster::SetRouter(std::unique_ptr<Router> router) { router_ = std::move(router); }
 
+bool Cluster::periodic() const {
+  return scaling_ || (scrape_interval_ > 0 && router_ && router_->UsesMetrics());
+}
+
+void Cluster::SetMetricsScrape(SimTime interval) {
+  scrape_interval_ = interval;
+  const bool live = interval <= 0;
+  for (Member& m : replicas_) m.view.live_metrics_ = live;
+  if (!live && router_ && router_->UsesMetrics()) sim_.At(sim_.now(), [this] { Scrape(); });
+}
+
+void Cluster::Scrape() {
+  // Replicas that answer: ready or draining, and not hung.
+  for (Member& m : replicas_) {
+    if (m.down) continue;
+    const ReplicaPhase ph = m.view.phase_;
+    if (ph != ReplicaPhase::kReady && ph != ReplicaPhase::kDraining) continue;
+    m.view.scraped_ = m.replica->Metrics();
+  }
+  // Periodic for ever: the runner ends the run when the traffic is done.
+  sim_.After(scrape_interval_, [this] { Scrape(); });
+}
+
+int Cluster::AddTarget(std::vector<int> pools) {
+  targets_.push_back(std::move(pools));
+  target_ready_.emplace_back();
+  RebuildReady();
+  return static_cast<int>(targets_.size()) - 1;
+}
+
+int Cluster::ModelId(std::string_view model) const {
+  for (size_t i = 0; i < model_names_.size(); ++i)
+    if (model_names_[i] == model) return static_cast<int>(i);
+  return -1;
+}
+
 void Cluster::Add(std::unique_ptr<Replica> replica, int gpus, std::optional<double> usd_per_gpu_hour,
                   ReplicaPhase phase) {
   FLEETSIM_CHECK(replica->options().index == size());
@@ -50,7 +86,7 @@ void Cluster::Add(std::unique_ptr<Replica> replica, int gpus, std::optional<doub
     required_.resize(pool + 1, 0);
   }
   if (Serving(m)) serving_[pool]++;
-  models_[m.replica->options().model]++;
+  if (models_[m.replica->options().model]++ == 0) model_names_.push_back(m.replica->options().model);
   replicas_.push_back(std::move(m));
   RebuildReady();
 }
@@ -88,8 +124,14 @@ void Cluster::RebuildReady() {
   // Views live in replicas_, whose elements do not move once all are added;
   // rebuilt after every Add, so the pointers are always current.
   ready_.clear();
-  for (const Member& m : replicas_)
-    if (Routable(m)) ready_[m.replica->options().model].push_back(&m.view);
+  for (auto& t : target_ready_) t.clear();
+  for (const Member& m : replicas_) {
+    if (!Routable(m)) continue;
+    ready_[m.replica->options().model].push_back(&m.view);
+    for (size_t t = 0; t < targets_.size(); ++t)
+      for (int p : targets_[t])
+        if (p == m.replica->options().pool) target_ready_[t].push_back(&m.view);
+  }
 }
 
 const char* Cluster::StateName(int i) const {
@@ -164,7 +206,10 @@ void Cluster::Route(Request&& req) { RouteAvoiding(std::move(req), -1); }
 
 void Cluster::RouteAvoiding(Request&& req, int avoid) {
   const std::string& model = req.model.empty() ? default_model_ : req.model;
+  if (req.model_id < 0) req.model_id = ModelId(model);
   auto it = ready_.find(model);
+  const std::vector<const ReplicaView*>* ready = it == ready_.end() ? nullptr : &it->second;
+  if (req.target >= 0) ready = &target_ready_[req.target];
   auto turn_away = [&](std::string_view reason) {
     if (req.attempt == 0 && !req.arrival_reported) observer_.OnArrival(req, -1);
     Replica::Evicted e{req, UnservedRecord(req, -1, sim_.now(), RequestStatus::kRejected, reason)};
@@ -175,12 +220,16 @@ void Cluster::RouteAvoiding(Request&& req, int avoid) {
     }
     observer_.OnFinished(e.rec);
   };
-  if (it == ready_.end() || it->second.empty()) {
+  if (!ready || ready->empty()) {
     if (scaling_ && req.attempt == 0) {
       // An autoscaled pool of the model has one coming, or can start one.
       for (PoolRun& pr : pools_) {
         if (!pr.config.autoscaler || pr.members.empty() || pr.config.autoscaling.max_replicas == 0 ||
             replicas_[pr.members.front()].replica->options().model != model)
+          continue;
+        if (req.target >= 0 &&
+            std::find(targets_[req.target].begin(), targets_[req.target].end(), &pr - pools_.data()) ==
+                targets_[req.target].end())
           continue;
         Buffer(std::move(req));
         return;
@@ -189,7 +238,7 @@ void Cluster::RouteAvoiding(Request&& req, int avoid) {
     turn_away(models_.count(model) ? "no_ready_replica" : "unknown_model");
     return;
   }
-  const std::vector<const ReplicaView*>& cands = it->second;
+  const std::vector<const ReplicaView*>& cands = *ready;
   size_t pick = router_->Route(req, cands);
   if (cands[pick]->index() == avoid && cands.size() > 1) pick = (pick + 1) % cands.size();
   if (spec_.max_requests_per_replica && cands[pick]->outstanding() >= *spec_.max_requests_per_replica) {
@@ -206,6 +255,7 @@ void Cluster::RouteAvoiding(Request&& req, int avoid) {
   }
   const int target = cands[pick]->index();
   Member& m = replicas_[target];
+  router_->Sent(req, m.view);
   m.arrivals++;
   if (scaling_ && req.attempt == 0 && !req.arrival_reported) pools_[m.replica->options().pool].arrivals++;
   if (!m.down) {

@@ -76,13 +76,24 @@ class ReplicaView {
   int64_t waiting() const { return replica_->waiting(); }
   int64_t running() const { return replica_->state().num_running(); }
   double kv_utilization() const { return replica_->state().kv().utilization(); }
-  // Prompt tokens of `req` held in the replica's prefix cache now.
+  // Prompt tokens of `req` held in the replica's prefix cache now: the
+  // engine's true cache, which a real router does not see (oracle routing).
   int64_t CachedPrefixTokens(const Request& req) const { return replica_->CachedPrefixTokens(req); }
+  int block_size() const { return replica_->options().block_size; }
+  // Its metrics as the router last scraped them (Cluster::SetMetricsScrape;
+  // live ones when the interval is 0). A replica that hangs stops answering
+  // scrapes: its metrics age.
+  const ReplicaMetrics& metrics() const {
+    if (live_metrics_) scraped_ = replica_->Metrics();
+    return scraped_;
+  }
 
  private:
   friend class Cluster;
   explicit ReplicaView(const Replica* replica) : replica_(replica) {}
   const Replica* replica_;
+  mutable ReplicaMetrics scraped_;
+  bool live_metrics_ = true;
   ReplicaPhase phase_ = ReplicaPhase::kProvisioning;
   int64_t stalled_ = 0;
 };
@@ -100,6 +111,16 @@ class Cluster final : private FailureTarget {
   Cluster& operator=(const Cluster&) = delete;
 
   void SetRouter(std::unique_ptr<Router> router);
+  // Routers that read metrics see them scraped every `interval` (0: live;
+  // llm-d scrapes every 50 ms). Call before the run starts.
+  void SetMetricsScrape(SimTime interval);
+  // A route target: a set of pools that alone serve the requests sent to
+  // it (Request::target), as the front door picks a region or a model
+  // version. Returns its index.
+  int AddTarget(std::vector<int> pools);
+  // The index of a model served by the fleet (-1: none); Request::model_id.
+  int ModelId(std::string_view model) const;
+  const std::vector<std::string>& model_names() const { return model_names_; }
   // Adds a replica on `gpus` GPUs at `usd_per_gpu_hour` (unset: unpriced),
   // in `phase` from now. Its index must be the cluster's size.
   void Add(std::unique_ptr<Replica> replica, int gpus, std::optional<double> usd_per_gpu_hour,
@@ -142,6 +163,9 @@ class Cluster final : private FailureTarget {
   // Starts the autoscalers, monitors and spot reclaims (after ConfigurePool).
   void StartScaling();
   bool scaling() const { return scaling_; }
+  // Events that recur for ever (scaling, metric scrapes): the runner ends
+  // the run when the traffic is done rather than when no event is left.
+  bool periodic() const;
   // A request ended (the pool's monitor counts those completed).
   void OnRequestEnded(const RequestRecord& rec);
   // What scaling did, up to `to`.
@@ -345,6 +369,12 @@ class Cluster final : private FailureTarget {
   // model served, ready or not, with its replica count.
   std::map<std::string, std::vector<const ReplicaView*>, std::less<>> ready_;
   std::map<std::string, int, std::less<>> models_;
+  std::vector<std::string> model_names_;  // in order of first replica
+  // Route targets: their pools, and their routable replicas in index order.
+  std::vector<std::vector<int>> targets_;
+  std::vector<std::vector<const ReplicaView*>> target_ready_;
+  SimTime scrape_interval_ = 0;
+  void Scrape();
   std::map<std::string, int, std::less<>> ejected_;  // model -> replicas ejected now
 
   // Placement.

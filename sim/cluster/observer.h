@@ -31,7 +31,23 @@ struct RequestRecord {
   RequestStatus status = RequestStatus::kCompleted;
   std::string_view reason;       // why rejected/failed/unfinished; empty when completed
   bool truncated = false;        // lengths cut to max_model_len (prompt_tokens is what was served)
+  // Its groups for per-group figures (summary.json classes, tenants, models,
+  // regions, degraded); copied from the request (Request has their meaning).
+  int32_t priority = 0;
+  int32_t tenant = -1;
+  int32_t model = -1;
+  int32_t region = -1;
+  uint8_t degraded = 0;
 };
+
+// Copies the request's groups into its record.
+inline void StampGroups(const Request& req, RequestRecord* r) {
+  r->priority = req.priority;
+  r->tenant = req.tenant_id;
+  r->model = req.model_id;
+  r->region = req.region;
+  r->degraded = req.degraded;
+}
 
 // The record of a request that never reached an engine's queue (turned
 // away on arrival, or still in the API server when the run ended):
@@ -46,6 +62,7 @@ inline RequestRecord UnservedRecord(const Request& req, int32_t replica, SimTime
   r.output_tokens = req.output_tokens;
   r.replica = replica;
   r.truncated = req.truncated;
+  StampGroups(req, &r);
   r.status = status;
   r.reason = reason;
   return r;

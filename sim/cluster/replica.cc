@@ -51,6 +51,7 @@ RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
   r.preemptions = s.preemptions;
   r.cached_tokens = std::max(0, s.cached_tokens);
   r.truncated = s.req.truncated;
+  StampGroups(s.req, &r);
   r.status = status;
   return r;
 }
@@ -243,6 +244,26 @@ void Replica::OnBatchDone(uint64_t batch_id) {
   } else {
     MaybeStep();
   }
+}
+
+ReplicaMetrics Replica::Metrics() const {
+  Sync();
+  ReplicaMetrics m;
+  m.at = sim_.now();
+  m.waiting = waiting() + static_cast<int64_t>(in_server_.size());
+  m.running = state_.num_running();
+  m.kv_utilization = state_.kv().utilization();
+  m.kv_blocks_used = state_.kv().used_blocks();
+  m.kv_blocks = state_.kv().total_blocks();
+  int64_t queued = 0;
+  for (const auto& [slot, req] : in_server_) queued += req.prompt_tokens;
+  for (SeqId id : state_.waiting()) queued += state_.seq(id).req.prompt_tokens;
+  for (SeqId id : state_.prefilling()) {
+    const Seq& s = state_.seq(id);
+    queued += s.prefill_target - s.prefilled;
+  }
+  m.queued_prefill_tokens = queued;
+  return m;
 }
 
 int64_t Replica::CachedPrefixTokens(const Request& req) const {

@@ -41,6 +41,19 @@
 
 namespace fleetsim {
 
+// What a replica's metrics endpoint reports (vLLM's /metrics:
+// num_requests_waiting, num_requests_running, kv_cache_usage_perc; Dynamo's
+// worker load: prefill tokens queued and decode blocks), as of `at`.
+struct ReplicaMetrics {
+  SimTime at = -1;  // when read (-1: never)
+  int64_t waiting = 0;
+  int64_t running = 0;
+  double kv_utilization = 0;
+  int64_t queued_prefill_tokens = 0;  // prompt tokens waiting or prefilling, not yet in KV
+  int64_t kv_blocks_used = 0;         // blocks held by the running requests
+  int64_t kv_blocks = 0;              // blocks in all
+};
+
 struct ReplicaOptions {
   int index = 0;               // position in the cluster; names its trace track
   int pool = 0;                // the pool it belongs to
@@ -109,6 +122,8 @@ class Replica {
   // without prefix caching): what a cache-aware router scores.
   int64_t CachedPrefixTokens(const Request& req) const;
   bool busy() const { return in_flight_ > 0; }
+  // Its metrics now: O(waiting + prefilling).
+  ReplicaMetrics Metrics() const;
   // Time spent running iterations since the previous call (or the start),
   // up to `now`; for per-second busy fractions.
   SimTime TakeBusyTime(SimTime now);

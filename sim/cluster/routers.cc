@@ -33,14 +33,27 @@ class LeastOutstandingRouter final : public Router {
   }
 };
 
+Status NoOptions(const RouterContext& ctx) {
+  if (!ctx.options.empty())
+    return Status::Invalid(ctx.options_path + "." + ctx.options.begin()->first + ": this router takes no options");
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterBuiltinRouters(RouterRegistry* registry) {
   registry->Add("round_robin", "cycle through the replicas in order",
-                [](Rng) { return std::make_unique<RoundRobinRouter>(); });
-  registry->Add("least_outstanding",
-                "fewest requests waiting or running (ties: lowest replica index)",
-                [](Rng) { return std::make_unique<LeastOutstandingRouter>(); });
+                [](RouterContext ctx, std::unique_ptr<Router>* out) {
+                  FLEETSIM_RETURN_IF_ERROR(NoOptions(ctx));
+                  *out = std::make_unique<RoundRobinRouter>();
+                  return Status::Ok();
+                });
+  registry->Add("least_outstanding", "fewest requests waiting or running (ties: lowest replica index)",
+                [](RouterContext ctx, std::unique_ptr<Router>* out) {
+                  FLEETSIM_RETURN_IF_ERROR(NoOptions(ctx));
+                  *out = std::make_unique<LeastOutstandingRouter>();
+                  return Status::Ok();
+                });
 }
 
 }  // namespace fleetsim

@@ -807,7 +807,13 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     cluster.SetActivatorTimeout(SecondsToTime(spec_.activator_timeout_s));
   }
   cluster.SetNodes(placement_.node_rack, placement_.node_zone, placement_.zones);
-  cluster.SetRouter(router_->factory(sim.Stream("router")));
+  {
+    RouterContext rc{sim.Stream("router"), spec_.router_options, "fleet.router_options"};
+    std::unique_ptr<Router> router;
+    FLEETSIM_RETURN_IF_ERROR(router_->factory(std::move(rc), &router).WithPrefix(spec_.file + ": "));
+    cluster.SetRouter(std::move(router));
+    cluster.SetMetricsScrape(std::llround(spec_.metrics_scrape_ms * 1e6));
+  }
   const bool reliability = spec_.reliability.active();
   if (reliability) {
     std::vector<std::unique_ptr<FailureModel>> models;
@@ -824,7 +830,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   if (cluster.scaling()) scaled_cluster = &cluster;
   // Failures and autoscalers schedule events for ever: the run is over when
   // no request is to come or held.
-  const bool endless = reliability || cluster.scaling();
+  const bool endless = reliability || cluster.periodic();
   // A request reaches the router: to a ready replica of its model, or rejected.
   auto route = [&](Request&& req) { cluster.Route(std::move(req)); };
 

@@ -32,7 +32,7 @@ const KeyTable kTables[] = {
     {"fleet",
      {"router", "pools", "gpus_per_node", "nodes_per_rack", "recovery", "health_check", "outlier_ejection", "retries",
       "max_requests_per_replica", "request_timeout_s", "cold_start", "rolling_restarts", "gpu_capacity",
-      "activator_timeout_s"}},
+      "activator_timeout_s", "router_options", "metrics_scrape_ms"}},
     {"fleet.gpu_capacity[]", {"gpu", "pricing_class", "gpus"}},
     {"fleet.health_check", {"interval_s", "timeout_s", "unhealthy_threshold"}},
     {"fleet.outlier_ejection",
@@ -201,6 +201,7 @@ const NumericBound kBounds[] = {
     IntIn("fleet.gpus_per_node", 1, 1024),
     IntIn("fleet.nodes_per_rack", 1, 100000),
     IntIn("fleet.max_requests_per_replica", 1, kMaxTokens),
+    NumIn("fleet.metrics_scrape_ms", 0, 3.6e6),
     NumAbove("fleet.request_timeout_s", 0, kMaxSeconds),
     NumAbove("fleet.health_check.interval_s", 0, kMaxSeconds),
     NumAbove("fleet.health_check.timeout_s", 0, kMaxSeconds),
@@ -975,6 +976,24 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
   if (err.ok()) {
     Obj fleet(top.At("fleet"), "fleet", "fleet", &err);
     fleet.String("router", &spec.router);
+    if (fleet.Has("router_options")) {
+      // Free-form: each router's factory checks the names and ranges it knows.
+      const json& ro = fleet.At("router_options");
+      if (!ro.is_object()) {
+        fleet.Fail("fleet.router_options", "expected an object, got " + Describe(ro));
+      } else {
+        for (auto it = ro.begin(); it != ro.end() && err.ok(); ++it) {
+          if (it->is_boolean()) {
+            spec.router_options[it.key()] = it->get<bool>() ? 1 : 0;
+          } else if (it->is_number() && std::isfinite(it->get<double>())) {
+            spec.router_options[it.key()] = it->get<double>();
+          } else {
+            fleet.Fail("fleet.router_options." + it.key(), "expected a number or a boolean, got " + Describe(*it));
+          }
+        }
+      }
+    }
+    fleet.Number("metrics_scrape_ms", &spec.metrics_scrape_ms);
     ParsePools(fleet, base_dir, &spec, &err);
     if (err.ok()) ParseReliability(top, fleet, &spec, &err);
     if (err.ok()) ParseCapacity(fleet, &spec, &err);

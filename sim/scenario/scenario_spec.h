@@ -111,6 +111,11 @@ struct ScenarioSpec {
   double warmup_s = 0;
   std::string model;           // default model of pools and requests (a path already resolved)
   std::string router = "round_robin";
+  // fleet.router_options: numbers (booleans as 0/1), checked by the router.
+  std::map<std::string, double, std::less<>> router_options;
+  // Routers that read replica metrics see them scraped this often (llm-d's
+  // 50 ms); 0: live, as an oracle would see them.
+  double metrics_scrape_ms = 50;
   std::vector<PoolSpec> pools;
   // Placement: replicas are packed onto nodes of gpus_per_node GPUs in pool
   // order (each pool starting a node of its own), nodes_per_rack nodes to a

@@ -30,6 +30,20 @@ struct Request {
   // Counted already: it arrived while no replica of its model was ready and
   // waited in the cluster's activator queue (sim/cluster/cluster.h).
   bool arrival_reported = false;
+  // Who sent it and from where (a trace column or the traffic mix; empty:
+  // none, and the first client location).
+  std::string tenant;
+  std::string location;
+  // Set by the front door (sim/cluster/gateway.h) before the cluster routes
+  // it; -1 where that does not apply.
+  int32_t tenant_id = -1;  // index among the scenario's tenants
+  int32_t model_id = -1;   // index among the fleet's models (Cluster::ModelId)
+  int32_t region = -1;     // the region it was sent to
+  int32_t target = -1;     // a route target (Cluster::AddTarget): only its pools serve it
+  uint8_t degraded = 0;    // why it was served degraded (a DegradeReason; 0: not)
+  // Dropped by the replica if it is still waiting, not yet scheduled, at
+  // this time (a class's queue timeout); kTimeNever: no limit.
+  SimTime queue_deadline = kTimeNever;
 };
 
 }  // namespace fleetsim

@@ -23,7 +23,9 @@ struct ClusterRig {
       : sim(1), cluster(sim, rec, "m", measure_from) {
     RouterRegistry routers;
     RegisterBuiltinRouters(&routers);
-    cluster.SetRouter(routers.Find("round_robin")->factory(sim.Stream("router")));
+    std::unique_ptr<Router> router;
+    EXPECT_TRUE(routers.Find("round_robin")->factory(RouterContext{sim.Stream("router"), {}}, &router).ok());
+    cluster.SetRouter(std::move(router));
     for (int i = 0; i < n; ++i) {
       ReplicaOptions o;
       o.index = i;
