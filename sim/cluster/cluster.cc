@@ -62,6 +62,13 @@ int Cluster::AddTarget(std::vector<int> pools) {
   return static_cast<int>(targets_.size()) - 1;
 }
 
+std::span<const ReplicaView* const> Cluster::Candidates(const Request& req) const {
+  if (req.target >= 0) return target_ready_[req.target];
+  auto it = ready_.find(req.model.empty() ? std::string_view(default_model_) : std::string_view(req.model));
+  if (it == ready_.end()) return {};
+  return it->second;
+}
+
 int Cluster::ModelId(std::string_view model) const {
   for (size_t i = 0; i < model_names_.size(); ++i)
     if (model_names_[i] == model) return static_cast<int>(i);

@@ -118,9 +118,16 @@ class Cluster final : private FailureTarget {
   // it (Request::target), as the front door picks a region or a model
   // version. Returns its index.
   int AddTarget(std::vector<int> pools);
+  // The routable replicas that may serve `req`: its target's, else its
+  // model's (empty when none).
+  std::span<const ReplicaView* const> Candidates(const Request& req) const;
+  // Pool `pool` wants `n` replicas from now (a canary growing or being
+  // rolled back): the cluster starts or drains replicas to match.
+  void SetDesired(int pool, int n);
   // The index of a model served by the fleet (-1: none); Request::model_id.
   int ModelId(std::string_view model) const;
   const std::vector<std::string>& model_names() const { return model_names_; }
+  const std::string& default_model() const { return default_model_; }
   // Adds a replica on `gpus` GPUs at `usd_per_gpu_hour` (unset: unpriced),
   // in `phase` from now. Its index must be the cluster's size.
   void Add(std::unique_ptr<Replica> replica, int gpus, std::optional<double> usd_per_gpu_hour,

@@ -36,6 +36,11 @@ void Cluster::ConfigurePool(int pool, PoolConfig config) {
   pr.spot_rng = sim_.Stream("spot/" + std::to_string(pool));
 }
 
+void Cluster::SetDesired(int pool, int n) {
+  pools_[pool].desired = n;
+  Reconcile(pool);
+}
+
 void Cluster::StartScaling() {
   for (const PoolRun& pr : pools_)
     scaling_ = scaling_ || pr.config.autoscaler || (pr.config.reclaims_per_hour > 0 && pr.config.price.name == "spot");

@@ -423,6 +423,18 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
     if (p.usd_gpu_ns) c.usd = Round6(static_cast<double>(*p.usd_gpu_ns / 3.6e12L));
     s.cost_by_pool.push_back(std::move(c));
   }
+  if (facts.canary) {
+    s.canary = facts.canary;
+    for (CanaryStepReport& st : s.canary->steps) {
+      st.start_s = Round6(st.start_s);
+      st.end_s = Round6(st.end_s);
+      for (CanaryStepReport::Side* side : {&st.canary, &st.baseline}) {
+        side->error_rate = Round6(side->error_rate);
+        if (side->ttft_p99_ms) side->ttft_p99_ms = Round6(*side->ttft_p99_ms);
+        if (side->tpot_p99_ms) side->tpot_p99_ms = Round6(*side->tpot_p99_ms);
+      }
+    }
+  }
   if (facts.autoscaling) {
     s.autoscaling = facts.autoscaling;
     s.autoscaling->replica_seconds = Round6(s.autoscaling->replica_seconds);
@@ -679,6 +691,36 @@ std::string SummaryToJson(const Summary& s) {
     w.Key("replica_seconds").Double(a.replica_seconds);
     w.EndObject();
   }
+  if (s.canary) {
+    const CanaryReport& c = *s.canary;
+    w.Key("canary").BeginObject();
+    w.Key("pool").String(c.pool);
+    w.Key("baseline").String(c.baseline);
+    w.Key("outcome").String(c.outcome);
+    w.Key("steps").BeginArray();
+    for (const CanaryStepReport& st : c.steps) {
+      w.BeginObject();
+      w.Key("share").Double(st.share);
+      w.Key("start_s").Double(st.start_s);
+      w.Key("end_s").Double(st.end_s);
+      for (const auto& [name, side] : {std::pair<const char*, const CanaryStepReport::Side*>{"canary", &st.canary},
+                                       {"baseline", &st.baseline}}) {
+        w.Key(name).BeginObject();
+        w.Key("requests").Int(side->requests);
+        w.Key("completed").Int(side->completed);
+        w.Key("errors").Int(side->errors);
+        w.Key("error_rate").Double(side->error_rate);
+        OptionalDouble(w, "ttft_p99_ms", side->ttft_p99_ms);
+        OptionalDouble(w, "tpot_p99_ms", side->tpot_p99_ms);
+        w.EndObject();
+      }
+      w.Key("decision").String(st.decision);
+      w.Key("reason").String(st.reason);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
   w.Key("sim").BeginObject();
   w.Key("events").Int(static_cast<int64_t>(s.events));
   w.Key("simulated_s").Double(s.simulated_s);
@@ -777,6 +819,27 @@ std::string FormatSummaryTable(const Summary& s) {
   } else {
     std::snprintf(line, sizeof line, "cost        %.3f GPU-hours  (no price: cost omitted)\n", s.gpu_hours);
     out += line;
+  }
+  if (s.canary) {
+    const CanaryReport& c = *s.canary;
+    out += "canary      " + c.pool + " against " + c.baseline + ": " + c.outcome + "\n";
+    auto ms = [](const std::optional<double>& v) {
+      char b[32];
+      if (!v) return std::string("-");
+      std::snprintf(b, sizeof b, "%.1f", *v);
+      return std::string(b);
+    };
+    for (const CanaryStepReport& st : c.steps) {
+      std::snprintf(line, sizeof line,
+                    "  %5.1f%%  %7.1f-%7.1f s  TTFT p99 %s vs %s ms  TPOT p99 %s vs %s ms  errors %.2f%% vs %.2f%%  "
+                    "(%lld vs %lld requests)  %s%s%s\n",
+                    st.share * 100, st.start_s, st.end_s, ms(st.canary.ttft_p99_ms).c_str(),
+                    ms(st.baseline.ttft_p99_ms).c_str(), ms(st.canary.tpot_p99_ms).c_str(),
+                    ms(st.baseline.tpot_p99_ms).c_str(), st.canary.error_rate * 100, st.baseline.error_rate * 100,
+                    static_cast<long long>(st.canary.requests), static_cast<long long>(st.baseline.requests),
+                    st.decision.c_str(), st.reason.empty() ? "" : ": ", st.reason.c_str());
+      out += line;
+    }
   }
   std::snprintf(line, sizeof line, "simulated   %.3f s  %llu events  %lld preemptions", s.simulated_s,
                 static_cast<unsigned long long>(s.events), static_cast<long long>(s.preemptions));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "sim/cluster/gateway.h"
 #include "sim/cluster/observer.h"
 #include "sim/engine/time_windows.h"
 #include "sim/metrics/histogram.h"
@@ -114,6 +115,8 @@ struct RunFacts {
     double replica_seconds = 0;
   };
   std::optional<Autoscaling> autoscaling;
+  // Set when the scenario rolls out a canary (Gateway::canary).
+  std::optional<CanaryReport> canary;
 };
 
 // Figures in ms; all unset when count is 0 (undefined, written as null).
@@ -149,6 +152,7 @@ struct Summary {
   };
   std::vector<CostPart> cost_by_pool;
   std::optional<RunFacts::Autoscaling> autoscaling;
+  std::optional<CanaryReport> canary;
   std::optional<double> usd_per_hour, total_usd, usd_per_million_output_tokens, usd_per_million_total_tokens;
   uint64_t events = 0;
   double simulated_s = 0;

@@ -26,6 +26,7 @@ namespace fleetsim {
 
 void RegisterBuiltins(Policies* policies) {
   RegisterBuiltinRouters(&policies->routers);
+  RegisterBuiltinGlobalBalancers(&policies->balancers);
   RegisterBuiltinSchedulers(&policies->schedulers);
   RegisterBuiltinFailureModels(&policies->failure_models);
   RegisterBuiltinAutoscalers(&policies->autoscalers);
@@ -474,6 +475,11 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
   run->placement_ = PlaceFleet(s, run->pools_);
   FLEETSIM_RETURN_IF_ERROR(run->CheckReliability().WithPrefix(s.file + ": "));
   FLEETSIM_RETURN_IF_ERROR(run->CheckScaling());
+  {
+    GatewayConfig g;
+    bool active = false;
+    FLEETSIM_RETURN_IF_ERROR(run->MakeGateway(Rng(0), &g, &active).WithPrefix(s.file + ": "));
+  }
   if (s.traffic.kind == TrafficSpec::Kind::kGenerator && !s.traffic.model.empty()) {
     bool served = false;
     for (const PoolPlan& p : run->pools_) served = served || p.model->name == s.traffic.model;
@@ -481,6 +487,157 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
       return Status::Invalid(s.file + ": traffic.generator.model: no pool serves \"" + s.traffic.model + "\"");
   }
   *out = std::move(run);
+  return Status::Ok();
+}
+
+Status ScenarioRun::MakeGateway(Rng balancer_rng, GatewayConfig* out, bool* active) const {
+  const ScenarioSpec& s = spec_;
+  const AdmissionSpec& ad = s.admission;
+  *active = !ad.classes.empty() || !ad.tenants.empty() || ad.max_queue > 0 || !s.degradation.empty() ||
+            !s.regions.empty() || s.canary.has_value();
+  GatewayConfig g;
+  auto pool_index = [&](const std::string& name) {
+    for (size_t i = 0; i < pools_.size(); ++i)
+      if (pools_[i].spec->name == name) return static_cast<int>(i);
+    return -1;
+  };
+  auto pool_names = [&] {
+    std::vector<std::string> names;
+    for (const PoolPlan& p : pools_) names.push_back(p.spec->name);
+    return names;
+  };
+  for (const PriorityClassSpec& c : ad.classes) {
+    for (const GatewayConfig::PriorityClass& o : g.classes) {
+      if (o.name == c.name) return Status::Invalid(c.path + ".name: duplicate class \"" + c.name + "\"");
+      if (o.priority == c.priority)
+        return Status::Invalid(c.path + ".priority: class \"" + o.name + "\" has priority " + std::to_string(c.priority) + " already");
+    }
+    GatewayConfig::PriorityClass pc;
+    pc.name = c.name;
+    pc.priority = c.priority;
+    if (c.queue_timeout_s) pc.queue_timeout = SecondsToTime(*c.queue_timeout_s);
+    g.classes.push_back(pc);
+  }
+  for (const TenantSpec& t : ad.tenants) {
+    for (const GatewayConfig::Tenant& o : g.tenants)
+      if (o.name == t.name) return Status::Invalid(t.path + ".name: duplicate tenant \"" + t.name + "\"");
+    GatewayConfig::Tenant gt;
+    gt.name = t.name;
+    gt.rate_per_s = t.rate_per_s.value_or(0);
+    gt.burst = t.burst.value_or(std::max(1.0, gt.rate_per_s));
+    g.tenants.push_back(gt);
+  }
+  g.max_queue = ad.max_queue;
+  if (ad.queue_order == "weighted" && ad.classes.empty())
+    return Status::Invalid("fleet.admission.queue_order: \"weighted\" needs fleet.admission.classes (their weights)");
+  // Regions: every pool in one, every client with a round trip to each.
+  g.regions = s.regions;
+  auto region_index = [&](const std::string& name) {
+    for (size_t r = 0; r < g.regions.size(); ++r)
+      if (g.regions[r] == name) return static_cast<int>(r);
+    return -1;
+  };
+  for (size_t i = 0; i < pools_.size(); ++i) {
+    const PoolSpec& ps = *pools_[i].spec;
+    GatewayConfig::Pool gp;
+    gp.name = ps.name;
+    gp.model = pools_[i].model->name;
+    gp.replicas = ps.total_replicas();
+    if (!g.regions.empty()) {
+      gp.region = ps.region.empty() ? 0 : region_index(ps.region);
+      if (gp.region < 0) return Status::Invalid(ps.path + ".region: " + Unknown("region", ps.region, g.regions));
+    } else if (!ps.region.empty()) {
+      return Status::Invalid(ps.path + ".region: no fleet.regions are defined");
+    }
+    const ReplicaCapacity* cap = capacity_[i].get();
+    gp.prefill_ms = [cap](int64_t tokens) { return cap->PrefillMs(static_cast<double>(tokens)); };
+    g.pools.push_back(std::move(gp));
+  }
+  if (!g.regions.empty()) {
+    if (s.clients.empty()) {
+      // One client location, as near to every region.
+      g.locations.push_back({"default", std::vector<double>(g.regions.size(), 0.0)});
+    }
+    for (const ClientLocationSpec& c : s.clients) {
+      GatewayConfig::Location loc;
+      loc.name = c.name;
+      for (const auto& [region, ms] : c.rtt_ms)
+        if (region_index(region) < 0) return Status::Invalid(c.path + ".rtt_ms." + region + ": " + Unknown("region", region, g.regions));
+      for (const std::string& r : g.regions) {
+        auto it = c.rtt_ms.find(r);
+        if (it == c.rtt_ms.end()) return Status::Invalid(c.path + ".rtt_ms: no round trip to region \"" + r + "\"");
+        loc.rtt_ms.push_back(it->second);
+      }
+      g.locations.push_back(std::move(loc));
+    }
+    const GlobalBalancerRegistry::Entry* e = policies_.balancers.Find(s.global_balancer.policy);
+    if (!e)
+      return Status::Invalid("fleet.global_balancer.policy: " +
+                             Unknown("global balancer", s.global_balancer.policy, policies_.balancers.Names()));
+    GlobalBalancerOptions bo;
+    bo.latency_budget_ms = s.global_balancer.latency_budget_ms;
+    g.balancer = e->factory(bo, balancer_rng);
+    g.saturation_outstanding = s.global_balancer.saturation_outstanding;
+    if (!s.global_balancer.weights.empty()) {
+      for (const auto& [region, w] : s.global_balancer.weights)
+        if (region_index(region) < 0)
+          return Status::Invalid("fleet.global_balancer.weights." + region + ": " + Unknown("region", region, g.regions));
+      for (const std::string& r : g.regions) {
+        auto it = s.global_balancer.weights.find(r);
+        g.region_weights.push_back(it == s.global_balancer.weights.end() ? 0.0 : it->second);
+      }
+    }
+  } else if (!s.clients.empty()) {
+    return Status::Invalid("fleet.clients: no fleet.regions are defined");
+  }
+  // Degradation.
+  for (const DegradationSpec& d : s.degradation) {
+    GatewayConfig::Degradation gd;
+    gd.name = d.policy;
+    gd.policy = d.policy == "shed" ? GatewayConfig::Degradation::Policy::kShed
+                : d.policy == "cap_output" ? GatewayConfig::Degradation::Policy::kCapOutput
+                                           : GatewayConfig::Degradation::Policy::kFallback;
+    if (!d.class_name.empty()) {
+      for (const GatewayConfig::PriorityClass& c : g.classes)
+        if (c.name == d.class_name) gd.priority = c.priority;
+      if (gd.priority < 0) {
+        std::vector<std::string> names;
+        for (const GatewayConfig::PriorityClass& c : g.classes) names.push_back(c.name);
+        return Status::Invalid(d.path + ".class: " + Unknown("class", d.class_name, names));
+      }
+    }
+    gd.queue_per_replica = d.queue_per_replica;
+    gd.predicted_ttft_ms = d.predicted_ttft_ms;
+    gd.max_output_tokens = d.max_output_tokens;
+    if (!d.pool.empty()) {
+      gd.fallback_pool = pool_index(d.pool);
+      if (gd.fallback_pool < 0) return Status::Invalid(d.path + ".pool: " + Unknown("pool", d.pool, pool_names()));
+    }
+    g.degradation.push_back(gd);
+  }
+  // Canary.
+  if (s.canary) {
+    const CanarySpec& c = *s.canary;
+    GatewayConfig::Canary gc;
+    gc.pool = pool_index(c.pool);
+    if (gc.pool < 0) return Status::Invalid(c.path + ".pool: " + Unknown("pool", c.pool, pool_names()));
+    gc.baseline = pool_index(c.baseline);
+    if (gc.baseline < 0) return Status::Invalid(c.path + ".baseline: " + Unknown("pool", c.baseline, pool_names()));
+    if (gc.pool == gc.baseline) return Status::Invalid(c.path + ".pool: the canary and the baseline are one pool");
+    const PoolSpec& cp = *pools_[gc.pool].spec;
+    if (cp.autoscaler) return Status::Invalid(cp.path + ".autoscaler: a canary pool is sized by its rollout, not an autoscaler");
+    if (pools_[gc.baseline].spec->autoscaler)
+      return Status::Invalid(pools_[gc.baseline].spec->path + ".autoscaler: a canary's baseline must be a fixed pool");
+    gc.start = SecondsToTime(c.start_s);
+    for (const CanarySpec::Step& st : c.steps) gc.steps.push_back({st.share, SecondsToTime(st.duration_s)});
+    gc.ttft_margin = c.ttft_p99_margin;
+    gc.tpot_margin = c.tpot_p99_margin;
+    gc.error_margin = c.error_rate_margin;
+    gc.min_requests = c.min_requests;
+    gc.max_extensions = c.max_extensions;
+    g.canary = gc;
+  }
+  *out = std::move(g);
   return Status::Ok();
 }
 
@@ -707,19 +864,29 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
 
   // Closed-loop clients hear of each request's end: they send their next
   // one a think time after it. Everything else goes to the metrics.
+  // The front door, when the scenario configures one; its canary hears of
+  // each request's end.
+  GatewayConfig gateway_config;
+  bool front_door = false;
+  FLEETSIM_RETURN_IF_ERROR(
+      MakeGateway(sim.Stream("balancer"), &gateway_config, &front_door).WithPrefix(spec_.file + ": "));
+  const int canary_pool = gateway_config.canary ? gateway_config.canary->pool : -1;
+  Gateway* gateway_ptr = nullptr;
   std::function<void(const RequestRecord&)> on_finished;
   Cluster* scaled_cluster = nullptr;  // autoscalers' monitors hear of each request's end
   ForwardingObserver forwarding(metrics.get(), [&](const RequestRecord& rec) {
     if (options.on_request) options.on_request(rec);
     if (on_finished) on_finished(rec);
     if (scaled_cluster) scaled_cluster->OnRequestEnded(rec);
+    if (gateway_ptr) gateway_ptr->OnRequestEnded(rec);
   });
   bool autoscaled = false;
   for (const PoolPlan& p : pools_) autoscaled = autoscaled || p.spec->autoscaler.has_value();
   // Replicas report straight to the metrics unless someone else listens
   // (the forwarding costs a call per iteration and token gap).
   RunObserver& observer =
-      closed_loop || options.on_request || autoscaled ? static_cast<RunObserver&>(forwarding) : *metrics;
+      closed_loop || options.on_request || autoscaled || canary_pool >= 0 ? static_cast<RunObserver&>(forwarding)
+                                                                          : *metrics;
 
   // The fleet.
   const std::vector<std::unique_ptr<PerfModel>>& perf = perf_;
@@ -737,6 +904,8 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       ReplicaPhase phase = ReplicaPhase::kReady;
       if (as && r >= as->initial_replicas)
         phase = r < as->initial_replicas + as->warm_pool ? ReplicaPhase::kWarm : ReplicaPhase::kStopped;
+      // A canary's replicas come with its rollout.
+      if (static_cast<int>(pi) == canary_pool) phase = ReplicaPhase::kStopped;
       ReplicaOptions ro;
       ro.index = cluster.size();
       ro.pool = static_cast<int>(pi);
@@ -791,7 +960,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
         pc.fallback = od;
       }
     }
-    pc.desired = as ? as->initial_replicas : p.spec->total_replicas();
+    pc.desired = as ? as->initial_replicas : static_cast<int>(pi) == canary_pool ? 0 : p.spec->total_replicas();
     pc.warm_start = SecondsToTime(p.spec->warm_start_s);
     pc.warm_cost_fraction = p.spec->warm_cost_fraction;
     if (as) {
@@ -828,11 +997,22 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   }
   cluster.StartScaling();
   if (cluster.scaling()) scaled_cluster = &cluster;
+  std::optional<Gateway> gateway;
+  if (front_door) {
+    gateway.emplace(sim, cluster, observer, std::move(gateway_config), sim.Stream("gateway"));
+    if (canary_pool >= 0) gateway_ptr = &*gateway;
+  }
   // Failures and autoscalers schedule events for ever: the run is over when
   // no request is to come or held.
-  const bool endless = reliability || cluster.periodic();
+  const bool endless = reliability || cluster.periodic() || (gateway && gateway->active());
   // A request reaches the router: to a ready replica of its model, or rejected.
-  auto route = [&](Request&& req) { cluster.Route(std::move(req)); };
+  auto route = [&](Request&& req) {
+    if (gateway) {
+      gateway->Arrive(std::move(req));
+    } else {
+      cluster.Route(std::move(req));
+    }
+  };
 
   Request next;
   Status source_status = source->status();
@@ -933,7 +1113,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   };
   // With failures configured, their events never run out: the run is over
   // when no request is to come or held.
-  auto traffic_done = [&] { return !have && sends_pending == 0 && cluster.Idle(); };
+  auto traffic_done = [&] { return !have && sends_pending == 0 && cluster.Idle() && (!gateway || gateway->Idle()); };
   std::function<void()> sampler = [&] {
     if (sim.pending() == 0 && !have) return;  // only the sampler was left: the run is over
     if (endless && traffic_done()) return;
@@ -997,13 +1177,14 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   }
   // Work left (arrivals to come, requests held) means duration_s cut the run;
   // a pending sampler tick alone does not.
-  const bool hit_duration = have || sends_pending > 0 || !cluster.Idle();
+  const bool hit_duration = have || sends_pending > 0 || !cluster.Idle() || (gateway && !gateway->Idle());
   // The run ends at the last request to leave (its exact time, not a
   // sampling tick), or at duration_s with work left.
   const SimTime end =
       hit_duration ? until : std::max<SimTime>({metrics->last_finish(), metrics->last_arrival(), 0});
   if (end > last_sample) sample_all(end);
   closing = true;
+  if (gateway) gateway->ReportUnfinished(end, "run_ended");
   cluster.ReportUnfinished(end, "run_ended");
 
   facts.end = end;
@@ -1054,6 +1235,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     fr.min_ready_during_restart = r.min_ready_during_restart;
     facts.reliability = fr;
   }
+  if (gateway && gateway->canary()) facts.canary = gateway->canary();
   facts.events = sim.events_processed();
   facts.hit_duration = hit_duration;
   for (const PoolPlan& p : pools_) {

@@ -20,6 +20,7 @@
 #include "model/roofline.h"
 #include "sim/cluster/autoscaler.h"
 #include "sim/cluster/batch_scheduler.h"
+#include "sim/cluster/gateway.h"
 #include "sim/cluster/reliability.h"
 #include "sim/cluster/router.h"
 #include "sim/metrics/collector.h"
@@ -33,6 +34,7 @@ struct Policies {
   SchedulerRegistry schedulers;
   FailureModelRegistry failure_models;
   AutoscalerRegistry autoscalers;
+  GlobalBalancerRegistry balancers;
 };
 void RegisterBuiltins(Policies* policies);
 
@@ -190,6 +192,10 @@ class ScenarioRun {
   // known GPUs and classes. Builds capacity_.
   Status CheckScaling();
   Status MakeAutoscaler(size_t pool, std::unique_ptr<Autoscaler>* out) const;
+  // The front door (admission, degradation, regions, canary) resolved
+  // against the pools and registries; false in *active when the scenario
+  // configures none of it (requests go straight to the router).
+  Status MakeGateway(Rng balancer_rng, GatewayConfig* out, bool* active) const;
 
   ScenarioSpec spec_;
   // The device perf.profile describes when the catalogue lacks it; pools

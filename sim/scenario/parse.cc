@@ -32,7 +32,19 @@ const KeyTable kTables[] = {
     {"fleet",
      {"router", "pools", "gpus_per_node", "nodes_per_rack", "recovery", "health_check", "outlier_ejection", "retries",
       "max_requests_per_replica", "request_timeout_s", "cold_start", "rolling_restarts", "gpu_capacity",
-      "activator_timeout_s", "router_options", "metrics_scrape_ms"}},
+      "activator_timeout_s", "router_options", "metrics_scrape_ms", "admission", "degradation", "regions", "clients",
+      "global_balancer", "canary"}},
+    {"fleet.admission", {"queue_order", "max_queue_per_replica", "max_queue", "classes", "tenants"}},
+    {"fleet.admission.classes[]", {"name", "priority", "weight", "queue_timeout_s"}},
+    {"fleet.admission.tenants[]", {"name", "rate_per_s", "burst"}},
+    {"fleet.degradation[]", {"policy", "class", "trigger", "max_output_tokens", "pool"}},
+    {"fleet.degradation[].trigger", {"queue_per_replica", "predicted_ttft_ms"}},
+    {"fleet.regions[]", {"name"}},
+    {"fleet.clients[]", {"name", "rtt_ms"}},
+    {"fleet.global_balancer", {"policy", "latency_budget_ms", "saturation_outstanding", "weights"}},
+    {"fleet.canary", {"pool", "baseline", "start_s", "steps", "rollback"}},
+    {"fleet.canary.steps[]", {"share", "duration_s"}},
+    {"fleet.canary.rollback", {"ttft_p99_margin", "tpot_p99_margin", "error_rate_margin", "min_requests", "max_extensions"}},
     {"fleet.gpu_capacity[]", {"gpu", "pricing_class", "gpus"}},
     {"fleet.health_check", {"interval_s", "timeout_s", "unhealthy_threshold"}},
     {"fleet.outlier_ejection",
@@ -47,7 +59,7 @@ const KeyTable kTables[] = {
      {"name", "model", "gpu", "replicas", "tp", "pp", "engine", "scheduler", "scheduler_options", "preemption",
       "swap_space_gib", "max_model_len", "prefix_caching", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
       "block_size", "kv_cache_dtype", "pricing_class", "usd_per_gpu_hour", "over_max_model_len", "spares", "zone",
-      "autoscaler", "warm_start_s", "warm_cost_fraction", "spot"}},
+      "autoscaler", "warm_start_s", "warm_cost_fraction", "spot", "region"}},
     {"fleet.pools[].autoscaler",
      {"policy", "min_replicas", "max_replicas", "warm_pool", "metric", "target", "metric_delay_s", "options",
       "schedule", "forecaster"}},
@@ -202,6 +214,26 @@ const NumericBound kBounds[] = {
     IntIn("fleet.nodes_per_rack", 1, 100000),
     IntIn("fleet.max_requests_per_replica", 1, kMaxTokens),
     NumIn("fleet.metrics_scrape_ms", 0, 3.6e6),
+    IntIn("fleet.admission.max_queue_per_replica", 0, kMaxTokens),
+    IntIn("fleet.admission.max_queue", 0, kMaxTokens),
+    IntIn("fleet.admission.classes[].priority", 0, 1 << 30),
+    NumAbove("fleet.admission.classes[].weight", 0, 1e9),
+    NumAbove("fleet.admission.classes[].queue_timeout_s", 0, kMaxSeconds),
+    NumAbove("fleet.admission.tenants[].rate_per_s", 0, 1e12),
+    NumIn("fleet.admission.tenants[].burst", 1, 1e12),
+    NumAbove("fleet.degradation[].trigger.queue_per_replica", 0, 1e12),
+    NumAbove("fleet.degradation[].trigger.predicted_ttft_ms", 0, 1e12),
+    IntIn("fleet.degradation[].max_output_tokens", 1, kMaxTokens),
+    NumIn("fleet.global_balancer.latency_budget_ms", 0, 1e9),
+    NumIn("fleet.global_balancer.saturation_outstanding", 0, 1e12),
+    NumIn("fleet.canary.start_s", 0, kMaxSeconds),
+    NumAbove("fleet.canary.steps[].share", 0, 1),
+    NumAbove("fleet.canary.steps[].duration_s", 0, kMaxSeconds),
+    NumIn("fleet.canary.rollback.ttft_p99_margin", 0, 1e6),
+    NumIn("fleet.canary.rollback.tpot_p99_margin", 0, 1e6),
+    NumIn("fleet.canary.rollback.error_rate_margin", 0, 1),
+    IntIn("fleet.canary.rollback.min_requests", 1, kMaxTokens),
+    IntIn("fleet.canary.rollback.max_extensions", 0, 1000),
     NumAbove("fleet.request_timeout_s", 0, kMaxSeconds),
     NumAbove("fleet.health_check.interval_s", 0, kMaxSeconds),
     NumAbove("fleet.health_check.timeout_s", 0, kMaxSeconds),
@@ -771,6 +803,8 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
     o.OptNumber("usd_per_gpu_hour", &p.usd_per_gpu_hour);
     o.Int("spares", &p.spares);
     o.String("zone", &p.zone);
+    o.String("region", &p.region);
+    if (!o.Has("zone") && !p.region.empty()) p.zone = p.region;
     o.Number("warm_start_s", &p.warm_start_s);
     o.Number("warm_cost_fraction", &p.warm_cost_fraction);
     if (o.Has("autoscaler")) ParseAutoscaler(o.At("autoscaler"), &p, err);
@@ -806,6 +840,141 @@ void ParseCapacity(Obj& fleet, ScenarioSpec* spec, Status* err) {
     o.String("pricing_class", &c.pricing_class, true);
     o.Int("gpus", &c.gpus, true);
     spec->gpu_capacity.push_back(std::move(c));
+  }
+}
+
+// A map of region (or other) names to numbers >= 0: {"us-east": 12.5}.
+void ParseNameNumbers(Obj& parent, const char* key, const std::string& path,
+                      std::map<std::string, double, std::less<>>* out) {
+  if (!parent.Has(key)) return;
+  const json& m = parent.At(key);
+  if (!m.is_object()) {
+    parent.Fail(path, "expected an object of names to numbers, got " + Describe(m));
+    return;
+  }
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
+      parent.Fail(path + "." + it.key(), "expected a number >= 0, got " + Describe(*it));
+      return;
+    }
+    (*out)[it.key()] = it->get<double>();
+  }
+}
+
+// An array under `key` of `parent`: calls fn(element, its path) for each.
+template <typename Fn>
+void ForArray(Obj& parent, const char* key, const std::string& path, Status* err, Fn&& fn) {
+  if (!parent.Has(key)) return;
+  const json& arr = parent.At(key);
+  if (!arr.is_array()) {
+    parent.Fail(path, "expected an array, got " + Describe(arr));
+    return;
+  }
+  for (size_t i = 0; i < arr.size() && err->ok(); ++i) fn(arr[i], path + "[" + std::to_string(i) + "]");
+}
+
+// Admission, degradation, regions and canary (sim/cluster/gateway.h);
+// names are resolved when the run is built.
+void ParseFrontDoor(Obj& fleet, ScenarioSpec* spec, Status* err) {
+  if (fleet.Has("admission")) {
+    Obj a(fleet.At("admission"), "fleet.admission", "fleet.admission", err);
+    AdmissionSpec& ad = spec->admission;
+    if (const int q = a.Choice("queue_order", {"fcfs", "strict", "weighted"}, false); q >= 0)
+      ad.queue_order = q == 0 ? "fcfs" : q == 1 ? "strict" : "weighted";
+    a.Int("max_queue_per_replica", &ad.max_queue_per_replica);
+    a.Int("max_queue", &ad.max_queue);
+    ForArray(a, "classes", "fleet.admission.classes", err, [&](const json& j, const std::string& path) {
+      PriorityClassSpec c;
+      c.path = path;
+      Obj o(j, path, "fleet.admission.classes[]", err);
+      o.String("name", &c.name, true);
+      o.Int("priority", &c.priority, true);
+      o.Number("weight", &c.weight);
+      o.OptNumber("queue_timeout_s", &c.queue_timeout_s);
+      ad.classes.push_back(std::move(c));
+    });
+    ForArray(a, "tenants", "fleet.admission.tenants", err, [&](const json& j, const std::string& path) {
+      TenantSpec t;
+      t.path = path;
+      Obj o(j, path, "fleet.admission.tenants[]", err);
+      o.String("name", &t.name, true);
+      o.OptNumber("rate_per_s", &t.rate_per_s);
+      o.OptNumber("burst", &t.burst);
+      ad.tenants.push_back(std::move(t));
+    });
+  }
+  ForArray(fleet, "degradation", "fleet.degradation", err, [&](const json& j, const std::string& path) {
+    DegradationSpec d;
+    d.path = path;
+    Obj o(j, path, "fleet.degradation[]", err);
+    if (const int p = o.Choice("policy", {"shed", "cap_output", "fallback_model"}, true); p >= 0)
+      d.policy = p == 0 ? "shed" : p == 1 ? "cap_output" : "fallback_model";
+    o.String("class", &d.class_name);
+    if (o.ok() && !o.Has("trigger")) o.Fail(path + ".trigger", "required");
+    if (o.ok()) {
+      Obj t(o.At("trigger"), path + ".trigger", "fleet.degradation[].trigger", err);
+      t.Number("queue_per_replica", &d.queue_per_replica);
+      t.Number("predicted_ttft_ms", &d.predicted_ttft_ms);
+      if (t.ok() && d.queue_per_replica == 0 && d.predicted_ttft_ms == 0)
+        t.Fail(path + ".trigger", "give queue_per_replica or predicted_ttft_ms");
+    }
+    o.Int("max_output_tokens", &d.max_output_tokens);
+    o.String("pool", &d.pool);
+    if (o.ok() && d.policy == "cap_output" && d.max_output_tokens == 0)
+      o.Fail(path + ".max_output_tokens", "required by cap_output");
+    if (o.ok() && d.policy == "fallback_model" && d.pool.empty()) o.Fail(path + ".pool", "required by fallback_model");
+    spec->degradation.push_back(std::move(d));
+  });
+  ForArray(fleet, "regions", "fleet.regions", err, [&](const json& j, const std::string& path) {
+    Obj o(j, path, "fleet.regions[]", err);
+    std::string name;
+    o.String("name", &name, true);
+    for (const std::string& r : spec->regions)
+      if (r == name) o.Fail(path + ".name", "duplicate region " + Describe(json(name)));
+    spec->regions.push_back(name);
+  });
+  ForArray(fleet, "clients", "fleet.clients", err, [&](const json& j, const std::string& path) {
+    ClientLocationSpec c;
+    c.path = path;
+    Obj o(j, path, "fleet.clients[]", err);
+    o.String("name", &c.name, true);
+    ParseNameNumbers(o, "rtt_ms", path + ".rtt_ms", &c.rtt_ms);
+    spec->clients.push_back(std::move(c));
+  });
+  if (fleet.Has("global_balancer")) {
+    Obj g(fleet.At("global_balancer"), "fleet.global_balancer", "fleet.global_balancer", err);
+    GlobalBalancerSpec& gb = spec->global_balancer;
+    g.String("policy", &gb.policy);
+    g.Number("latency_budget_ms", &gb.latency_budget_ms);
+    g.Number("saturation_outstanding", &gb.saturation_outstanding);
+    ParseNameNumbers(g, "weights", "fleet.global_balancer.weights", &gb.weights);
+  }
+  if (fleet.Has("canary")) {
+    CanarySpec c;
+    c.path = "fleet.canary";
+    Obj o(fleet.At("canary"), "fleet.canary", "fleet.canary", err);
+    o.String("pool", &c.pool, true);
+    o.String("baseline", &c.baseline, true);
+    o.Number("start_s", &c.start_s);
+    ForArray(o, "steps", "fleet.canary.steps", err, [&](const json& j, const std::string& path) {
+      CanarySpec::Step st;
+      Obj so(j, path, "fleet.canary.steps[]", err);
+      so.Number("share", &st.share, true);
+      so.Number("duration_s", &st.duration_s, true);
+      if (so.ok() && !c.steps.empty() && st.share < c.steps.back().share)
+        so.Fail(path + ".share", "shares must not fall from one step to the next");
+      c.steps.push_back(st);
+    });
+    if (o.ok() && c.steps.empty()) o.Fail("fleet.canary.steps", "required: at least one step");
+    if (o.ok() && o.Has("rollback")) {
+      Obj r(o.At("rollback"), "fleet.canary.rollback", "fleet.canary.rollback", err);
+      r.Number("ttft_p99_margin", &c.ttft_p99_margin);
+      r.Number("tpot_p99_margin", &c.tpot_p99_margin);
+      r.Number("error_rate_margin", &c.error_rate_margin);
+      r.Int("min_requests", &c.min_requests);
+      r.Int("max_extensions", &c.max_extensions);
+    }
+    spec->canary = std::move(c);
   }
 }
 
@@ -997,6 +1166,7 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
     ParsePools(fleet, base_dir, &spec, &err);
     if (err.ok()) ParseReliability(top, fleet, &spec, &err);
     if (err.ok()) ParseCapacity(fleet, &spec, &err);
+    if (err.ok()) ParseFrontDoor(fleet, &spec, &err);
   }
   if (err.ok()) ParseTraffic(top, base_dir, &spec, &err);
   if (err.ok() && top.Has("slo")) {

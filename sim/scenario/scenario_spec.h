@@ -72,6 +72,10 @@ struct PoolSpec {
   // needs `replicas` ready, what availability.capacity measures).
   int spares = 0;
   std::string zone = "zone0";  // its nodes' zone (failures of a zone take them all)
+  // Its region (fleet.regions); empty: the first. A pool in a region whose
+  // zone is not given is in the zone named after the region, so a drill on
+  // that zone is a region outage.
+  std::string region;
   // Set: the pool scales between its bounds (docs/autoscaling.md);
   // `replicas` is then the count ready at time 0.
   std::optional<AutoscalerSpec> autoscaler;
@@ -100,6 +104,61 @@ struct GpuCapacitySpec {
   int64_t gpus = 0;
 };
 
+// fleet.admission: the front door's limits and classes (sim/cluster/gateway.h).
+struct PriorityClassSpec {
+  std::string path, name;
+  int32_t priority = 0;                   // requests of this priority value (a trace column or the mix)
+  double weight = 1;                      // its share under queue_order "weighted"
+  std::optional<double> queue_timeout_s;  // rejected "queue_timeout" when still waiting after this
+};
+struct TenantSpec {
+  std::string path, name;
+  std::optional<double> rate_per_s;  // token bucket: requests per second (unset: no limit)
+  std::optional<double> burst;       // bucket size (unset: max(1, rate_per_s))
+};
+struct AdmissionSpec {
+  std::string queue_order = "fcfs";  // replica queues: "fcfs", "strict" (by priority), "weighted" (WFQ by class weight)
+  int64_t max_queue_per_replica = 0; // 0: none; else "replica_queue_full"
+  int64_t max_queue = 0;             // requests waiting across the model's ready replicas; 0: none
+  std::vector<PriorityClassSpec> classes;
+  std::vector<TenantSpec> tenants;
+};
+struct DegradationSpec {
+  std::string path;
+  std::string policy;        // "shed", "cap_output", "fallback_model"
+  std::string class_name;    // empty: the lowest class
+  double queue_per_replica = 0;
+  double predicted_ttft_ms = 0;
+  int32_t max_output_tokens = 0;
+  std::string pool;          // fallback_model: the pool serving the smaller model
+};
+struct ClientLocationSpec {
+  std::string path, name;
+  std::map<std::string, double, std::less<>> rtt_ms;  // region -> round trip
+};
+struct GlobalBalancerSpec {
+  std::string policy = "nearest";
+  double latency_budget_ms = 0;
+  double saturation_outstanding = 0;  // 0: regions never count as saturated
+  std::map<std::string, double, std::less<>> weights;
+};
+struct CanarySpec {
+  std::string path;
+  std::string pool, baseline;
+  double start_s = 0;
+  struct Step {
+    double share = 0;
+    double duration_s = 0;
+  };
+  std::vector<Step> steps;
+  // Rolled back when the canary is worse than the baseline by more than:
+  double ttft_p99_margin = 0.2;   // relative
+  double tpot_p99_margin = 0.2;   // relative
+  double error_rate_margin = 0.01;  // absolute
+  int64_t min_requests = 20;      // per version and step, else the step is extended
+  int max_extensions = 3;
+};
+
 struct ScenarioSpec {
   std::string file;            // the scenario file, for messages
   std::string sha256;          // of the scenario text as read (before overrides)
@@ -117,6 +176,12 @@ struct ScenarioSpec {
   // 50 ms); 0: live, as an oracle would see them.
   double metrics_scrape_ms = 50;
   std::vector<PoolSpec> pools;
+  AdmissionSpec admission;
+  std::vector<DegradationSpec> degradation;
+  std::vector<std::string> regions;
+  std::vector<ClientLocationSpec> clients;
+  GlobalBalancerSpec global_balancer;
+  std::optional<CanarySpec> canary;
   // Placement: replicas are packed onto nodes of gpus_per_node GPUs in pool
   // order (each pool starting a node of its own), nodes_per_rack nodes to a
   // rack within a zone.
