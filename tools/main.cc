@@ -510,6 +510,75 @@ int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>
   return 0;
 }
 
+// `run --compare routers`: the scenario once per registered router, side
+// by side. The scenario's own router keeps its router_options; the others
+// run with their defaults.
+int CmdCompareRouters(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
+                      std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet, const Catalog& catalog,
+                      const Policies& policies) {
+  std::unique_ptr<ScenarioRun> check;  // the scenario as written must be valid
+  Status s = LoadAndBuild(path, overrides, catalog, policies, &check);
+  if (!s.ok()) return Fail(s);
+  const ScenarioSpec base = check->spec();
+  const uint64_t run_seed = seed.value_or(base.seed);
+  if (out_dir.empty()) out_dir = DefaultOutDir(path);
+  std::unique_ptr<OutputDir> out;
+  s = OutputDir::Begin(out_dir, &out);
+  if (!s.ok()) return Fail(s);
+  std::string table =
+      "router              TTFT p50   TTFT p99   TPOT p99   prefix hit  imbalance  attainment  note\n";
+  std::string csv =
+      "router,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,prefix_hit_rate,load_imbalance,busy_fraction_max,"
+      "busy_fraction_mean,attainment,completed,rejected,unfinished,note\n";
+  for (const std::string& name : policies.routers.Names()) {
+    ScenarioSpec spec = base;
+    std::string note;
+    if (name == base.router) {
+      note = "as the scenario gives it";
+    } else {
+      spec.router = name;
+      if (!spec.router_options.empty()) note = "router_options dropped";
+      spec.router_options.clear();
+    }
+    std::unique_ptr<ScenarioRun> run;
+    s = ScenarioRun::Build(spec, catalog, policies, &run);
+    RunReport report;
+    int exit_code = -1;
+    if (!RunCompareVariant(s, run.get(), name, 18, 13, *out, out_dir, run_seed, choices, &table, &csv, &report,
+                           &exit_code))
+      continue;
+    if (exit_code >= 0) return exit_code;
+    const Summary& r = report.summary;
+    if (r.overloaded) note += std::string(note.empty() ? "" : "; ") + "overloaded";
+    const std::optional<double> hit =
+        r.prefix_caching ? std::optional<double>(r.prefix_hit_rate * 100) : std::nullopt;
+    char line[512];
+    std::snprintf(line, sizeof line, "%-18s %9s  %9s  %9s  %10s  %9s  %10s  %s\n", name.c_str(),
+                  Cell(r.ttft.p50, "%.1f").c_str(), Cell(r.ttft.p99, "%.1f").c_str(), Cell(r.tpot.p99, "%.2f").c_str(),
+                  Cell(hit, "%.1f%%").c_str(), Cell(r.load_imbalance, "%.3f").c_str(),
+                  Cell(r.attainment ? std::optional<double>(*r.attainment * 100) : std::nullopt, "%.2f%%").c_str(),
+                  note.c_str());
+    table += line;
+    csv += name + "," + CsvCell(r.ttft.p50) + "," + CsvCell(r.ttft.p99) + "," + CsvCell(r.tpot.p50) + "," +
+           CsvCell(r.tpot.p99) + "," +
+           CsvCell(r.prefix_caching ? std::optional<double>(r.prefix_hit_rate) : std::nullopt) + "," +
+           CsvCell(r.load_imbalance) + "," + CsvCell(r.busy_fraction_max) + "," + CsvCell(r.busy_fraction_mean) +
+           "," + CsvCell(r.attainment) + "," + std::to_string(r.completed) + "," + std::to_string(r.rejected) + "," +
+           std::to_string(r.unfinished) + "," + CsvQuoted(note) + "\n";
+  }
+  s = WriteFile(out->path() + "/compare.csv", csv);
+  if (!s.ok()) return Fail(s);
+  s = out->Commit();
+  if (!s.ok()) return Fail(s);
+  if (!quiet) {
+    std::printf("fleetsim run %s --compare routers  (seed %llu; latencies in ms; imbalance: max/mean busy fraction)\n",
+                path.c_str(), static_cast<unsigned long long>(run_seed));
+    std::fputs(table.c_str(), stdout);
+    std::printf("outputs     %s/compare.csv and %s/<router>/\n", out_dir.c_str(), out_dir.c_str());
+  }
+  return 0;
+}
+
 // `run --compare autoscalers`: the scenario against fixed peak capacity
 // (every autoscaled pool at its max_replicas) and once per registered
 // autoscaler. A policy other than the scenario's own runs with its
@@ -678,6 +747,37 @@ int CmdValidate(const std::string& path, const std::vector<std::string>& overrid
     for (const GpuCapacitySpec& c : sp.gpu_capacity)
       std::printf("  capacity  at most %lld %s GPUs %s\n", static_cast<long long>(c.gpus), c.gpu.c_str(),
                   c.pricing_class.c_str());
+    // The front door (docs/routing.md).
+    std::printf("  router    %s%s\n", sp.router.c_str(),
+                sp.router_options.empty() ? "" : (" (" + std::to_string(sp.router_options.size()) + " options)").c_str());
+    const AdmissionSpec& ad = sp.admission;
+    for (const PriorityClassSpec& c : ad.classes)
+      std::printf("  class     %-12s priority %d, weight %g, queue timeout %s\n", c.name.c_str(), c.priority, c.weight,
+                  c.queue_timeout_s ? (std::to_string(*c.queue_timeout_s) + " s").c_str() : "none");
+    if (!ad.classes.empty() || ad.max_queue_per_replica > 0 || ad.max_queue > 0)
+      std::printf("  admission queue order %s, at most %lld waiting per replica, %lld per model across the fleet "
+                  "(0: no limit)\n",
+                  ad.queue_order.c_str(), static_cast<long long>(ad.max_queue_per_replica),
+                  static_cast<long long>(ad.max_queue));
+    for (const TenantSpec& t : ad.tenants)
+      std::printf("  tenant    %-12s %s\n", t.name.c_str(),
+                  t.rate_per_s ? (std::to_string(*t.rate_per_s) + " req/s").c_str() : "no rate limit");
+    for (const DegradationSpec& d : sp.degradation)
+      std::printf("  degrade   %s of class %s when %s\n", d.policy.c_str(),
+                  d.class_name.empty() ? "(lowest)" : d.class_name.c_str(),
+                  d.queue_per_replica > 0 ? ("queue per replica >= " + std::to_string(d.queue_per_replica)).c_str()
+                                          : ("predicted TTFT >= " + std::to_string(d.predicted_ttft_ms) + " ms").c_str());
+    if (!sp.regions.empty()) {
+      std::printf("  regions  ");
+      for (const std::string& r : sp.regions) std::printf(" %s", r.c_str());
+      std::printf("; balancer %s, %zu client locations\n", sp.global_balancer.policy.c_str(), sp.clients.size());
+    }
+    if (sp.canary) {
+      std::printf("  canary    %s against %s from %g s:", sp.canary->pool.c_str(), sp.canary->baseline.c_str(),
+                  sp.canary->start_s);
+      for (const CanarySpec::Step& st : sp.canary->steps) std::printf(" %g%% for %g s", st.share * 100, st.duration_s);
+      std::printf("\n");
+    }
   }
   std::fputs(traffic.c_str(), stdout);
   return 0;
@@ -715,6 +815,9 @@ int CmdList(const Catalog& catalog, const Policies& policies) {
     std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
   std::printf("routers:\n");
   for (const auto& e : policies.routers.entries())
+    std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
+  std::printf("global balancers:\n");
+  for (const auto& e : policies.balancers.entries())
     std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
   std::printf("failure models:\n");
   for (const auto& e : policies.failure_models.entries())
@@ -1350,7 +1453,7 @@ int main(int argc, char** argv) {
   run->add_flag("--quiet", quiet, "print nothing but errors and warnings");
   std::string compare;
   run->add_option("--compare", compare, "run once per registered policy of a kind, side by side")
-      ->check(CLI::IsMember({"schedulers", "autoscalers"}));
+      ->check(CLI::IsMember({"schedulers", "autoscalers", "routers"}));
 
   std::string vscenario;
   std::vector<std::string> voverrides;
@@ -1509,6 +1612,8 @@ int main(int argc, char** argv) {
     return CmdCompareSchedulers(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
   if (*run && compare == "autoscalers")
     return CmdCompareAutoscalers(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
+  if (*run && compare == "routers")
+    return CmdCompareRouters(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
   if (*run) return CmdRun(scenario, overrides, out_dir, seed, choices, quiet, catalog, policies);
   if (*validate) return CmdValidate(vscenario, voverrides, catalog, policies);
   if (*list) return CmdList(catalog, policies);

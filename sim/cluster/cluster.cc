@@ -32,15 +32,17 @@ Cluster::~Cluster() = default;
 
 void Cluster::SetRouter(std::unique_ptr<Router> router) { router_ = std::move(router); }
 
+bool Cluster::Scraped() const { return metrics_required_ || (router_ && router_->UsesMetrics()); }
+
 bool Cluster::periodic() const {
-  return scaling_ || (scrape_interval_ > 0 && router_ && router_->UsesMetrics());
+  return scaling_ || (scrape_interval_ > 0 && Scraped());
 }
 
 void Cluster::SetMetricsScrape(SimTime interval) {
   scrape_interval_ = interval;
   const bool live = interval <= 0;
   for (Member& m : replicas_) m.view.live_metrics_ = live;
-  if (!live && router_ && router_->UsesMetrics()) sim_.At(sim_.now(), [this] { Scrape(); });
+  if (!live && Scraped()) sim_.At(sim_.now(), [this] { Scrape(); });
 }
 
 void Cluster::Scrape() {
@@ -259,6 +261,10 @@ void Cluster::RouteAvoiding(Request&& req, int avoid) {
       return;
     }
     pick = (pick + k) % cands.size();
+  }
+  if (replica_queue_limit_ > 0 && cands[pick]->waiting() >= replica_queue_limit_) {
+    turn_away("replica_queue_full");
+    return;
   }
   const int target = cands[pick]->index();
   Member& m = replicas_[target];

@@ -79,6 +79,12 @@ class ReplicaView {
   // Prompt tokens of `req` held in the replica's prefix cache now: the
   // engine's true cache, which a real router does not see (oracle routing).
   int64_t CachedPrefixTokens(const Request& req) const { return replica_->CachedPrefixTokens(req); }
+  // KV blocks its prefix cache holds now (0 without one): the engine's true
+  // "tree size", for oracle routing.
+  int64_t CachedBlocks() const {
+    const PrefixCache* c = replica_->state().kv().cache();
+    return c ? c->cached_blocks() : 0;
+  }
   int block_size() const { return replica_->options().block_size; }
   // Its metrics as the router last scraped them (Cluster::SetMetricsScrape;
   // live ones when the interval is 0). A replica that hangs stops answering
@@ -114,6 +120,9 @@ class Cluster final : private FailureTarget {
   // Routers that read metrics see them scraped every `interval` (0: live;
   // llm-d scrapes every 50 ms). Call before the run starts.
   void SetMetricsScrape(SimTime interval);
+  // Scrape metrics even when the router reads none (the front door's
+  // predicted-TTFT trigger does). Call before SetMetricsScrape.
+  void RequireMetrics() { metrics_required_ = true; }
   // A route target: a set of pools that alone serve the requests sent to
   // it (Request::target), as the front door picks a region or a model
   // version. Returns its index.
@@ -164,6 +173,10 @@ class Cluster final : private FailureTarget {
     int64_t gpus = 0;
   };
   void SetCapacityLimits(std::vector<CapacityLimit> limits) { limits_ = std::move(limits); }
+  // A request routed to a replica whose engine queue already holds `n`
+  // waiting requests is rejected ("replica_queue_full"), as an engine
+  // with a bounded queue answers 503 (0: no limit).
+  void SetReplicaQueueLimit(int64_t n) { replica_queue_limit_ = n; }
   // A request waiting in the activator queue longer than this fails to its
   // client ("activator_timeout").
   void SetActivatorTimeout(SimTime t) { activator_timeout_ = t; }
@@ -381,6 +394,9 @@ class Cluster final : private FailureTarget {
   std::vector<std::vector<int>> targets_;
   std::vector<std::vector<const ReplicaView*>> target_ready_;
   SimTime scrape_interval_ = 0;
+  int64_t replica_queue_limit_ = 0;
+  bool metrics_required_ = false;
+  bool Scraped() const;  // someone reads the scraped metrics
   void Scrape();
   std::map<std::string, int, std::less<>> ejected_;  // model -> replicas ejected now
 

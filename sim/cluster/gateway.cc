@@ -162,9 +162,20 @@ int Gateway::Target(const std::string& model, int region, int version) {
   return t;
 }
 
+int Gateway::PoolTarget(int pool) {
+  auto it = pool_targets_.find(pool);
+  if (it != pool_targets_.end()) return it->second;
+  const int t = cluster_.AddTarget({pool});
+  pool_targets_.emplace(pool, t);
+  return t;
+}
+
 bool Gateway::Triggered(const GatewayConfig::Degradation& d, const Request& req) {
   const std::span<const ReplicaView* const> cands = cluster_.Candidates(req);
-  if (cands.empty()) return true;  // nothing ready to serve it: as overloaded as can be
+  // Nothing ready to serve it: a smaller model may (a fallback fires);
+  // shedding or capping would only turn away what the activator queue may
+  // hold while a replica starts, or the cluster rejects anyway.
+  if (cands.empty()) return d.policy == GatewayConfig::Degradation::Policy::kFallback;
   if (d.queue_per_replica > 0) {
     int64_t waiting = 0;
     for (const ReplicaView* v : cands) waiting += v->waiting();
@@ -229,6 +240,9 @@ void Gateway::Arrive(Request&& req) {
       req.model = config_.pools[fallback_pool].model;
       req.model_id = cluster_.ModelId(req.model);
       req.degraded = kFallbackModel;
+      // Its own pool serves it (with regions: the fallback model's pools in
+      // the region the balancer picks).
+      req.target = PoolTarget(fallback_pool);
     }
     break;
   }
@@ -259,6 +273,7 @@ void Gateway::Arrive(Request&& req) {
   // 6. Regions.
   if (config_.regions.empty()) {
     if (version > 0) req.target = Target(served, -1, version);
+    if (fallback_pool >= 0) req.target = PoolTarget(fallback_pool);
     Send(std::move(req));
     return;
   }
@@ -353,6 +368,16 @@ std::optional<double> P99(std::vector<double>& v) {
 
 }  // namespace
 
+const char* CanaryWorse(const CanaryStepReport::Side& canary, const CanaryStepReport::Side& base, double ttft_margin,
+                        double tpot_margin, double error_margin) {
+  if (canary.ttft_p99_ms && base.ttft_p99_ms && *canary.ttft_p99_ms > *base.ttft_p99_ms * (1 + ttft_margin))
+    return "ttft_p99";
+  if (canary.tpot_p99_ms && base.tpot_p99_ms && *canary.tpot_p99_ms > *base.tpot_p99_ms * (1 + tpot_margin))
+    return "tpot_p99";
+  if (canary.error_rate > base.error_rate + error_margin) return "error_rate";
+  return nullptr;
+}
+
 void Gateway::EndStep() {
   const GatewayConfig::Canary& c = *config_.canary;
   CanaryStepReport rep;
@@ -395,13 +420,7 @@ void Gateway::EndStep() {
     Rollback();
     return;
   }
-  const char* worse = nullptr;
-  if (rep.canary.ttft_p99_ms && *rep.canary.ttft_p99_ms > *base.ttft_p99_ms * (1 + c.ttft_margin))
-    worse = "ttft_p99";
-  else if (rep.canary.tpot_p99_ms && base.tpot_p99_ms && *rep.canary.tpot_p99_ms > *base.tpot_p99_ms * (1 + c.tpot_margin))
-    worse = "tpot_p99";
-  else if (rep.canary.error_rate > base.error_rate + c.error_margin)
-    worse = "error_rate";
+  const char* worse = CanaryWorse(rep.canary, base, c.ttft_margin, c.tpot_margin, c.error_margin);
   if (worse) {
     finish("rollback", worse);
     Rollback();

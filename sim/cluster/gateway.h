@@ -154,6 +154,13 @@ struct CanaryStepReport {
   std::string decision;  // "continue", "promote", "rollback", "extend"
   std::string reason;    // why rolled back or extended
 };
+// Which of the canary's figures is worse than the baseline's by more than
+// its margin, in this order: TTFT p99 (canary > base x (1 + ttft_margin)),
+// TPOT p99 (likewise), error rate (canary > base + error_margin, absolute);
+// null when none is: a figure exactly at its margin passes.
+const char* CanaryWorse(const CanaryStepReport::Side& canary, const CanaryStepReport::Side& base, double ttft_margin,
+                        double tpot_margin, double error_margin);
+
 struct CanaryReport {
   std::string pool, baseline;
   std::string outcome = "in_progress";  // "promoted", "rolled_back", "in_progress"
@@ -186,6 +193,8 @@ class Gateway {
   void Reject(Request&& req, std::string_view reason);
   // The route target of (model's pools, region, version); cached.
   int Target(const std::string& model, int region, int version);
+  // The route target of one pool alone (a fallback model's); cached.
+  int PoolTarget(int pool);
   bool Triggered(const GatewayConfig::Degradation& d, const Request& req);
   void Send(Request&& req);
   // Canary.
@@ -209,6 +218,7 @@ class Gateway {
   };
   std::vector<Bucket> buckets_;
   std::map<std::tuple<std::string, int, int>, int> targets_;
+  std::map<int, int> pool_targets_;
   // Requests on their way to a region, by sequence.
   std::map<uint64_t, Request> in_transit_;
   uint64_t next_transit_ = 0;

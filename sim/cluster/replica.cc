@@ -94,9 +94,51 @@ void Replica::Submit(Request req) {
 }
 
 void Replica::Enqueue(Request req) {
+  const SimTime now = sim_.now();
+  if (req.queue_deadline != kTimeNever && now >= req.queue_deadline) {
+    observer_.OnFinished(UnservedRecord(req, options_.index, now, RequestStatus::kRejected, "queue_timeout"));
+    if (req.attempt > 0 && options_.on_retried_end) options_.on_retried_end();
+    return;
+  }
   if (span_.active) CutSpan();
-  state_.Enqueue(std::move(req), sim_.now());
+  const SimTime deadline = req.queue_deadline;
+  const uint64_t request_id = req.id;
+  const int32_t attempt = req.attempt;
+  const double key = options_.queue_order == ReplicaOptions::QueueOrder::kFcfs ? 0 : QueueKey(req);
+  const SeqId id = state_.Enqueue(std::move(req), now, key);
+  if (deadline != kTimeNever)
+    sim_.At(deadline, [this, id, request_id, attempt] { OnQueueDeadline(id, request_id, attempt); });
   StepAtEndOfInstant();
+}
+
+double Replica::QueueKey(const Request& req) {
+  if (options_.queue_order == ReplicaOptions::QueueOrder::kStrict) return static_cast<double>(req.priority);
+  double weight = 1;
+  for (const auto& [priority, w] : options_.class_weights)
+    if (priority == req.priority) weight = w;
+  const double v = state_.waiting().empty() ? last_tag_ : state_.seq(state_.waiting().front()).queue_key;
+  auto it = std::find_if(class_tag_.begin(), class_tag_.end(), [&](const auto& e) { return e.first == req.priority; });
+  if (it == class_tag_.end()) it = class_tag_.insert(class_tag_.end(), {req.priority, 0.0});
+  const double tag = std::max(v, it->second) + 1.0 / weight;
+  it->second = tag;
+  last_tag_ = std::max(last_tag_, tag);
+  return tag;
+}
+
+void Replica::OnQueueDeadline(SeqId id, uint64_t request_id, int32_t attempt) {
+  Sync();
+  if (id >= state_.num_slots()) return;
+  const Seq& s = state_.seq(id);
+  // Gone (finished, evicted, its slot reused), or scheduled once: a
+  // request the engine started is not timed out of the queue.
+  if (s.phase != SeqPhase::kWaiting || s.req.id != request_id || s.req.attempt != attempt || s.first_scheduled >= 0)
+    return;
+  RequestRecord rec = RecordOf(s, RequestStatus::kRejected);
+  rec.finish = sim_.now();
+  rec.reason = "queue_timeout";
+  state_.RemoveWaiting(id);
+  observer_.OnFinished(rec);
+  if (attempt > 0 && options_.on_retried_end) options_.on_retried_end();
 }
 
 void Replica::StepAtEndOfInstant() {

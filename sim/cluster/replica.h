@@ -89,6 +89,21 @@ struct ReplicaOptions {
   // identical either way; false only in tests that check that against the
   // per-iteration path.
   bool decode_spans = true;
+  // Order of the engine's waiting queue (fleet.admission.queue_order):
+  //   kFcfs      first come first served (the engines' default);
+  //   kStrict    by Request::priority, lower first, FCFS within one (vLLM's
+  //              --scheduling-policy priority);
+  //   kWeighted  weighted fair queueing over the priority classes: each
+  //              request of a class is tagged max(V, the class's last tag)
+  //              + 1 / weight, V the tag at the head of the queue (the one
+  //              served next; the last tag given when it is empty), and the
+  //              queue is kept in tag order, so while several classes wait
+  //              each is admitted in proportion to its weight
+  //              (self-clocked fair queueing, by request).
+  // Requests that were preempted go back where the engine puts them.
+  enum class QueueOrder { kFcfs, kStrict, kWeighted };
+  QueueOrder queue_order = QueueOrder::kFcfs;
+  std::vector<std::pair<int32_t, double>> class_weights;  // priority -> weight (kWeighted; unlisted: 1)
   // The times of decode-only steps, shared by the replicas of a pool (same
   // perf model); must outlive the replica. Null: the replica keeps its own.
   DecodeStepTimes* decode_step_times = nullptr;
@@ -157,8 +172,14 @@ class Replica {
   static std::optional<PrefixCache::Eviction> PrefixCacheFor(const BatchScheduler& scheduler,
                                                              const ReplicaOptions& options);
   void MaybeStep();
-  // Hands a request that passed the server to the engine's queue.
+  // Hands a request that passed the server to the engine's queue (or turns
+  // it away when its queue deadline has passed).
   void Enqueue(Request req);
+  // Its place in the waiting queue (ReplicaOptions::queue_order).
+  double QueueKey(const Request& req);
+  // At a request's queue deadline: dropped ("queue_timeout") if it is still
+  // waiting, never scheduled.
+  void OnQueueDeadline(SeqId id, uint64_t request_id, int32_t attempt);
   // Schedules MaybeStep at the end of the current instant (once).
   void StepAtEndOfInstant();
   void OnBatchDone(uint64_t batch_id);
@@ -198,6 +219,9 @@ class Replica {
   bool step_pending_ = false;  // a StepAtEndOfInstant event is scheduled
   uint64_t next_batch_id_ = 0;
   uint64_t iterations_ = 0;
+  // Weighted fair queueing: the last tag given per class, and overall.
+  std::vector<std::pair<int32_t, double>> class_tag_;
+  double last_tag_ = 0;
   // Requests in the API server (server_request > 0), by arrival order.
   std::map<uint64_t, Request> in_server_;
   uint64_t next_server_slot_ = 0;

@@ -34,15 +34,24 @@ void ReplicaState::FreeSlot(SeqId id) {
   free_slots_.push_back(id);
 }
 
-SeqId ReplicaState::Enqueue(Request req, SimTime now) {
+SeqId ReplicaState::Enqueue(Request req, SimTime now, double key) {
   SeqId id = NewSlot();
   Seq& s = seqs_[id];
   s.req = std::move(req);
   s.phase = SeqPhase::kWaiting;
   s.prefill_target = s.req.prompt_tokens;
   s.enqueued = now;
-  waiting_.push_back(id);
+  s.queue_key = key;
+  auto at = waiting_.end();
+  while (at != waiting_.begin() && seqs_[*(at - 1)].queue_key > key) --at;
+  waiting_.insert(at, id);
   return id;
+}
+
+void ReplicaState::RemoveWaiting(SeqId id) {
+  FLEETSIM_CHECK(seqs_[id].phase == SeqPhase::kWaiting);
+  waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
+  FreeSlot(id);
 }
 
 int64_t ReplicaState::DecodeBlocksNeeded() const {

@@ -103,6 +103,7 @@ struct Seq {
   uint32_t heap_gen = 0;        // invalidates stale finish-heap entries
   bool in_batch = false;        // scheduled in the batch being built or in flight
   SimTime enqueued = 0;         // reached this replica
+  double queue_key = 0;         // its place in the waiting queue: ascending, FCFS among equals
   SimTime first_scheduled = -1;
   SimTime first_token = -1;
   SimTime last_token = -1;
@@ -140,6 +141,7 @@ class ReplicaState {
 
   // ---- Views for schedulers ----------------------------------------------
   const Seq& seq(SeqId id) const { return seqs_[id]; }
+  size_t num_slots() const { return seqs_.size(); }
   const std::deque<SeqId>& waiting() const { return waiting_; }
   // Prefilling requests, in admission order.
   const std::vector<SeqId>& prefilling() const { return prefilling_; }
@@ -258,8 +260,13 @@ class ReplicaState {
   int64_t preemptions() const { return preemptions_; }
 
   // ---- Replica side --------------------------------------------------------
-  // Adds a request to the back of the waiting queue.
-  SeqId Enqueue(Request req, SimTime now);
+  // Adds a request to the waiting queue behind every request whose key is
+  // at most `key` (all keys 0: first come first served, O(1); a priority
+  // order otherwise, O(requests it passes)).
+  SeqId Enqueue(Request req, SimTime now, double key = 0);
+  // Takes a waiting request that was never scheduled out of the queue and
+  // frees its slot (a queue timeout). REQUIRES: it is waiting.
+  void RemoveWaiting(SeqId id);
   // Completes `batch` at `end`: advances prefills and decodes, emits tokens.
   // Calls gap(gap, count) for each group of inter-token gaps, and
   // finished(seq) for each request that produced its last token; the

@@ -45,6 +45,12 @@ struct RouterContext {
   // checks the names and ranges it knows and rejects the others.
   std::map<std::string, double, std::less<>> options;
   std::string options_path = "fleet.router_options";  // for messages
+  // The simulated clock, for routers that judge how old scraped metrics
+  // are (ReplicaMetrics::at). Unset in unit tests that need no clock.
+  std::function<SimTime()> now;
+  // Metrics read live (fleet.metrics_scrape_ms 0): a router's own
+  // bookkeeping of what it sent since the last scrape is then moot.
+  bool live_metrics = false;
 };
 
 using RouterFactory = std::function<Status(RouterContext ctx, std::unique_ptr<Router>* out)>;

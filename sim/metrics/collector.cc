@@ -198,13 +198,21 @@ void MetricsCollector::OnFinished(const RequestRecord& rec) {
     trace_.MaybeFlush();
   }
 
-  if (rec.arrival < options_.warmup) return;
+  const bool grouped = !by_class_.empty() || !by_tenant_.empty() || !by_model_.empty() || !by_region_.empty();
+  if (!degraded_.empty() && rec.degraded < degraded_.size()) ++degraded_[rec.degraded];
+  if (rec.arrival < options_.warmup) {
+    if (grouped) CountGroups(rec, false, false, 0);
+    return;
+  }
   ++measured_;
   const bool in_fail = failure_windows_ && failure_windows_->Inside(rec.arrival);
   const bool in_restart = restart_windows_ && restart_windows_->Inside(rec.arrival);
   in_fail_ += in_fail;
   in_restart_ += in_restart;
-  if (rec.status != RequestStatus::kCompleted) return;
+  if (rec.status != RequestStatus::kCompleted) {
+    if (grouped) CountGroups(rec, true, false, 0);
+    return;
+  }
   const double ttft = TimeToMillis(rec.first_token - rec.arrival);
   const double e2e = TimeToMillis(rec.finish - rec.arrival);
   if (measured_completed_ == options_.exact_latency_limit) {
@@ -230,6 +238,41 @@ void MetricsCollector::OnFinished(const RequestRecord& rec) {
     in_fail_met_ += in_fail;
     in_restart_met_ += in_restart;
   }
+  if (grouped)
+    CountGroups(rec, true, met, rec.generated_tokens > 1 ? (rec.finish - rec.first_token) / (rec.generated_tokens - 1) : -1);
+}
+
+void MetricsCollector::SetGroups(GroupNames names) {
+  groups_ = std::move(names);
+  by_class_.assign(groups_.classes.size(), GroupStats{});
+  by_tenant_.assign(groups_.tenants.size(), GroupStats{});
+  by_model_.assign(groups_.models.size(), GroupStats{});
+  by_region_.assign(groups_.regions.size(), GroupStats{});
+  degraded_.assign(groups_.degrade_reasons.size(), 0);
+}
+
+void MetricsCollector::CountGroups(const RequestRecord& rec, bool measured, bool met, SimTime tpot_ns) {
+  auto count = [&](GroupStats& g) {
+    ++g.arrived;
+    switch (rec.status) {
+      case RequestStatus::kCompleted: ++g.completed; break;
+      case RequestStatus::kRejected: ++g.rejected; break;
+      case RequestStatus::kFailed: ++g.failed; break;
+      case RequestStatus::kUnfinished: ++g.unfinished; break;
+    }
+    if (!measured) return;
+    ++g.measured;
+    g.met += met;
+    if (rec.status != RequestStatus::kCompleted) return;
+    g.ttft.Add(rec.first_token - rec.arrival);
+    g.e2e.Add(rec.finish - rec.arrival);
+    if (tpot_ns >= 0) g.tpot.Add(tpot_ns);
+  };
+  for (size_t c = 0; c < groups_.classes.size(); ++c)
+    if (groups_.classes[c].first == rec.priority) count(by_class_[c]);
+  if (rec.tenant >= 0 && static_cast<size_t>(rec.tenant) < by_tenant_.size()) count(by_tenant_[rec.tenant]);
+  if (rec.model >= 0 && static_cast<size_t>(rec.model) < by_model_.size()) count(by_model_[rec.model]);
+  if (rec.region >= 0 && static_cast<size_t>(rec.region) < by_region_.size()) count(by_region_[rec.region]);
 }
 
 void MetricsCollector::OnReplicaEvent(int replica, SimTime at, std::string_view event) {
@@ -490,6 +533,68 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
   }
   if (arrived_ == 0) s.warnings.push_back("no request arrived");
   if (s.overloaded) s.warnings.push_back("overloaded: " + s.overload.reason);
+
+  // Pools: GPU time over their pricing classes.
+  for (const RunFacts::Pool& p : facts.pools) {
+    Summary::PoolFigures f;
+    f.name = p.name;
+    f.replicas = p.replicas;
+    long double gpu = 0, busy = 0;
+    for (const RunFacts::CostPart& c : facts.cost_parts) {
+      if (c.pool != p.name) continue;
+      gpu += c.gpu_ns;
+      busy += c.busy_gpu_ns;
+    }
+    f.gpu_hours = Round6(static_cast<double>(gpu / 3.6e12L));
+    f.busy_gpu_hours = Round6(static_cast<double>(busy / 3.6e12L));
+    if (gpu > 0) f.utilisation = Round6(static_cast<double>(busy / gpu));
+    s.pool_figures.push_back(std::move(f));
+  }
+  // Routing: how evenly the replicas were kept busy.
+  s.router = facts.router;
+  if (!facts.replica_busy_fraction.empty()) {
+    double mx = 0, sum = 0;
+    for (double b : facts.replica_busy_fraction) {
+      mx = std::max(mx, b);
+      sum += b;
+    }
+    const double mean = sum / static_cast<double>(facts.replica_busy_fraction.size());
+    s.busy_fraction_max = Round6(mx);
+    s.busy_fraction_mean = Round6(mean);
+    if (mean > 0) s.load_imbalance = Round6(mx / mean);
+  }
+  // Per-group figures.
+  auto describe = [&](const std::string& name, const GroupStats& g) {
+    GroupSummary out;
+    out.name = name;
+    out.arrived = g.arrived;
+    out.completed = g.completed;
+    out.rejected = g.rejected;
+    out.failed = g.failed;
+    out.unfinished = g.unfinished;
+    out.measured = g.measured;
+    for (auto [h, l] : {std::pair{&g.ttft, &out.ttft}, std::pair{&g.tpot, &out.tpot}, std::pair{&g.e2e, &out.e2e}}) {
+      l->count = h->count();
+      if (h->count() == 0) continue;
+      l->mean = RoundMs(h->mean() * 1e-6);
+      l->p50 = RoundMs(h->Quantile(0.50) * 1e-6);
+      l->p90 = RoundMs(h->Quantile(0.90) * 1e-6);
+      l->p99 = RoundMs(h->Quantile(0.99) * 1e-6);
+    }
+    if (s.has_slo && g.measured > 0) out.attainment = Round6(static_cast<double>(g.met) / static_cast<double>(g.measured));
+    return out;
+  };
+  for (size_t i = 0; i < by_class_.size(); ++i) s.classes.push_back(describe(groups_.classes[i].second, by_class_[i]));
+  for (size_t i = 0; i < by_tenant_.size(); ++i) s.tenants.push_back(describe(groups_.tenants[i], by_tenant_[i]));
+  for (size_t i = 0; i < by_model_.size(); ++i) s.models.push_back(describe(groups_.models[i], by_model_[i]));
+  for (size_t i = 0; i < by_region_.size(); ++i) s.regions.push_back(describe(groups_.regions[i], by_region_[i]));
+  if (!degraded_.empty()) {
+    s.has_degraded = true;
+    for (size_t r = 1; r < degraded_.size(); ++r) {
+      s.degraded += degraded_[r];
+      s.degraded_by_reason.emplace_back(groups_.degrade_reasons[r], degraded_[r]);
+    }
+  }
   return s;
 }
 
@@ -656,6 +761,65 @@ std::string SummaryToJson(const Summary& s) {
     w.Key("prefix_hit_rate").Double(s.prefix_hit_rate);
     w.Key("hit_tokens").Int(s.prefix_hit_tokens);
     w.Key("evicted_blocks").Int(s.prefix_evicted_blocks);
+    w.EndObject();
+  }
+  w.Key("pools").BeginObject();
+  for (const Summary::PoolFigures& p : s.pool_figures) {
+    w.Key(p.name).BeginObject();
+    w.Key("replicas").Int(p.replicas);
+    w.Key("gpu_hours").Double(p.gpu_hours);
+    w.Key("busy_gpu_hours").Double(p.busy_gpu_hours);
+    OptionalDouble(w, "utilisation", p.utilisation);
+    w.EndObject();
+  }
+  w.EndObject();
+  w.Key("routing").BeginObject();
+  w.Key("router").String(s.router);
+  OptionalDouble(w, "load_imbalance", s.load_imbalance);
+  OptionalDouble(w, "busy_fraction_max", s.busy_fraction_max);
+  OptionalDouble(w, "busy_fraction_mean", s.busy_fraction_mean);
+  w.EndObject();
+  auto groups = [&](const char* key, const std::vector<GroupSummary>& gs) {
+    if (gs.empty()) return;
+    w.Key(key).BeginObject();
+    for (const GroupSummary& g : gs) {
+      w.Key(g.name).BeginObject();
+      w.Key("requests").BeginObject();
+      w.Key("arrived").Int(g.arrived);
+      w.Key("completed").Int(g.completed);
+      w.Key("rejected").Int(g.rejected);
+      w.Key("failed").Int(g.failed);
+      w.Key("unfinished").Int(g.unfinished);
+      w.Key("measured").Int(g.measured);
+      w.EndObject();
+      w.Key("latency_ms").BeginObject();
+      for (const auto& [name, l] : {std::pair<const char*, const GroupSummary::Latency*>{"ttft", &g.ttft},
+                                    {"tpot", &g.tpot},
+                                    {"e2e", &g.e2e}}) {
+        w.Key(name).BeginObject();
+        w.Key("count").Int(l->count);
+        OptionalDouble(w, "mean", l->mean);
+        OptionalDouble(w, "p50", l->p50);
+        OptionalDouble(w, "p90", l->p90);
+        OptionalDouble(w, "p99", l->p99);
+        w.EndObject();
+      }
+      w.EndObject();
+      OptionalDouble(w, "slo_attainment", g.attainment);
+      w.EndObject();
+    }
+    w.EndObject();
+  };
+  groups("models", s.models);
+  groups("classes", s.classes);
+  groups("tenants", s.tenants);
+  groups("regions", s.regions);
+  if (s.has_degraded) {
+    w.Key("degraded").BeginObject();
+    w.Key("requests").Int(s.degraded);
+    w.Key("by_reason").BeginObject();
+    for (const auto& [reason, n] : s.degraded_by_reason) w.Key(reason).Int(n);
+    w.EndObject();
     w.EndObject();
   }
   w.Key("cost").BeginObject();

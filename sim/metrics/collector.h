@@ -57,6 +57,16 @@ struct RunIdentity {
   std::vector<std::string> overrides;  // --set KEY=VALUE, in order
 };
 
+// The groups a request belongs to (RequestRecord::priority, tenant, model,
+// region, degraded), named for summary.json's per-group figures: classes,
+// tenants, models and regions by name, and degraded.{requests, by_reason}.
+// An empty list reports no such section.
+struct GroupNames {
+  std::vector<std::pair<int32_t, std::string>> classes;  // priority value -> class name
+  std::vector<std::string> tenants, models, regions;     // by index
+  std::vector<std::string> degrade_reasons;              // by code (index 0: not degraded); empty: no section
+};
+
 // What the collector cannot see for itself, given at the end.
 struct RunFacts {
   RunIdentity identity;
@@ -117,6 +127,22 @@ struct RunFacts {
   std::optional<Autoscaling> autoscaling;
   // Set when the scenario rolls out a canary (Gateway::canary).
   std::optional<CanaryReport> canary;
+  // The router, and each replica's busy fraction over the window (time in
+  // iterations / window), for routing.load_imbalance.
+  std::string router;
+  std::vector<double> replica_busy_fraction;
+};
+
+// One group's figures (a class, tenant, model or region).
+struct GroupSummary {
+  std::string name;
+  int64_t arrived = 0, completed = 0, rejected = 0, failed = 0, unfinished = 0, measured = 0;
+  struct Latency {
+    int64_t count = 0;
+    std::optional<double> mean, p50, p90, p99;
+  };
+  Latency ttft, tpot, e2e;  // ms, of measured completed requests (log histograms)
+  std::optional<double> attainment;  // of measured requests, with an SLO
 };
 
 // Figures in ms; all unset when count is 0 (undefined, written as null).
@@ -153,6 +179,21 @@ struct Summary {
   std::vector<CostPart> cost_by_pool;
   std::optional<RunFacts::Autoscaling> autoscaling;
   std::optional<CanaryReport> canary;
+  // Per pool: GPU time and utilisation (busy / paid GPU time).
+  struct PoolFigures {
+    std::string name;
+    int replicas = 0;
+    double gpu_hours = 0, busy_gpu_hours = 0;
+    std::optional<double> utilisation;
+  };
+  std::vector<PoolFigures> pool_figures;
+  std::string router;
+  // max / mean busy fraction over the replicas (unset: none was busy).
+  std::optional<double> load_imbalance, busy_fraction_max, busy_fraction_mean;
+  std::vector<GroupSummary> classes, tenants, models, regions;
+  bool has_degraded = false;
+  int64_t degraded = 0;
+  std::vector<std::pair<std::string, int64_t>> degraded_by_reason;
   std::optional<double> usd_per_hour, total_usd, usd_per_million_output_tokens, usd_per_million_total_tokens;
   uint64_t events = 0;
   double simulated_s = 0;
@@ -196,6 +237,8 @@ class MetricsCollector final : public RunObserver {
     failure_windows_ = failures;
     restart_windows_ = restarts;
   }
+  // The per-group figures to keep (before the first request).
+  void SetGroups(GroupNames names);
 
   int64_t arrived() const { return arrived_; }
   int64_t finished() const { return finished_; }
@@ -243,6 +286,15 @@ class MetricsCollector final : public RunObserver {
   // Measured requests that arrived in a failure window (and met the SLO),
   // and in a rolling restart.
   int64_t in_fail_ = 0, in_fail_met_ = 0, in_restart_ = 0, in_restart_met_ = 0;
+  // Per-group figures: bounded (log histograms), whatever the run's length.
+  struct GroupStats {
+    int64_t arrived = 0, completed = 0, rejected = 0, failed = 0, unfinished = 0, measured = 0, met = 0;
+    LogHistogram ttft, tpot, e2e;  // ns
+  };
+  void CountGroups(const RequestRecord& rec, bool measured, bool met, SimTime tpot_ns);
+  GroupNames groups_;
+  std::vector<GroupStats> by_class_, by_tenant_, by_model_, by_region_;
+  std::vector<int64_t> degraded_;  // by reason code
 };
 
 // The stdout table: a few lines a person reads.

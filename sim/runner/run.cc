@@ -443,6 +443,14 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
   run->router_ = policies.routers.Find(s.router);
   if (!run->router_)
     return Status::Invalid(s.file + ": fleet.router: " + Unknown("router", s.router, policies.routers.Names()));
+  {
+    // The router checks its options when built: once here, so that validate
+    // and the planner refuse what the run would.
+    std::unique_ptr<Router> probe;
+    FLEETSIM_RETURN_IF_ERROR(
+        run->router_->factory(RouterContext{Rng(0), s.router_options, "fleet.router_options", {}, false}, &probe)
+            .WithPrefix(s.file + ": "));
+  }
   // The profile first: it may describe a device the catalogue lacks (a
   // calibrated CPU or new GPU), which pools can then name.
   std::shared_ptr<const Profile> profile;
@@ -485,6 +493,18 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
     for (const PoolPlan& p : run->pools_) served = served || p.model->name == s.traffic.model;
     if (!served)
       return Status::Invalid(s.file + ": traffic.generator.model: no pool serves \"" + s.traffic.model + "\"");
+  }
+  for (size_t i = 0; i < s.traffic.mix.size(); ++i) {
+    const TrafficSpec::MixEntry& m = s.traffic.mix[i];
+    const std::string path = s.file + ": traffic.mix[" + std::to_string(i) + "]";
+    bool served = m.model.empty();
+    for (const PoolPlan& p : run->pools_) served = served || p.model->name == m.model;
+    if (!served) return Status::Invalid(path + ".model: no pool serves \"" + m.model + "\"");
+    if (!m.location.empty()) {
+      bool known = false;
+      for (const ClientLocationSpec& c : s.clients) known = known || c.name == m.location;
+      if (!known) return Status::Invalid(path + ".location: no fleet.clients location \"" + m.location + "\"");
+    }
   }
   *out = std::move(run);
   return Status::Ok();
@@ -630,6 +650,9 @@ Status ScenarioRun::MakeGateway(Rng balancer_rng, GatewayConfig* out, bool* acti
       return Status::Invalid(pools_[gc.baseline].spec->path + ".autoscaler: a canary's baseline must be a fixed pool");
     gc.start = SecondsToTime(c.start_s);
     for (const CanarySpec::Step& st : c.steps) gc.steps.push_back({st.share, SecondsToTime(st.duration_s)});
+    if (c.steps.empty() || c.steps[0].share >= 1)
+      return Status::Invalid(c.path + ".steps[0].share: the first step must leave the baseline some traffic "
+                             "(below 1): each step compares the canary with the baseline's figures");
     gc.ttft_margin = c.ttft_p99_margin;
     gc.tpot_margin = c.tpot_p99_margin;
     gc.error_margin = c.error_rate_margin;
@@ -923,6 +946,13 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       ro.server_output_token = std::llround(p.engine.server_output_token_us * 1e3);
       ro.busy_from = mo.warmup;
       ro.decode_step_times = step_times[pi].get();
+      {
+        const AdmissionSpec& ad = spec_.admission;
+        ro.queue_order = ad.queue_order == "strict"     ? ReplicaOptions::QueueOrder::kStrict
+                         : ad.queue_order == "weighted" ? ReplicaOptions::QueueOrder::kWeighted
+                                                        : ReplicaOptions::QueueOrder::kFcfs;
+        for (const PriorityClassSpec& c : ad.classes) ro.class_weights.emplace_back(c.priority, c.weight);
+      }
       std::unique_ptr<BatchScheduler> sched;
       FLEETSIM_RETURN_IF_ERROR(p.scheduler->factory(p.limits, p.spec->scheduler_options, &sched)
                                    .WithPrefix(spec_.file + ": " + p.spec->path + "."));
@@ -974,13 +1004,17 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     for (const GpuCapacitySpec& c : spec_.gpu_capacity) limits.push_back({c.gpu, c.pricing_class, c.gpus});
     cluster.SetCapacityLimits(std::move(limits));
     cluster.SetActivatorTimeout(SecondsToTime(spec_.activator_timeout_s));
+    cluster.SetReplicaQueueLimit(spec_.admission.max_queue_per_replica);
   }
   cluster.SetNodes(placement_.node_rack, placement_.node_zone, placement_.zones);
   {
-    RouterContext rc{sim.Stream("router"), spec_.router_options, "fleet.router_options"};
+    RouterContext rc{sim.Stream("router"), spec_.router_options, "fleet.router_options",
+                     [&sim] { return sim.now(); }, spec_.metrics_scrape_ms <= 0};
     std::unique_ptr<Router> router;
     FLEETSIM_RETURN_IF_ERROR(router_->factory(std::move(rc), &router).WithPrefix(spec_.file + ": "));
     cluster.SetRouter(std::move(router));
+    for (const DegradationSpec& d : spec_.degradation)
+      if (d.predicted_ttft_ms > 0) cluster.RequireMetrics();
     cluster.SetMetricsScrape(std::llround(spec_.metrics_scrape_ms * 1e6));
   }
   const bool reliability = spec_.reliability.active();
@@ -1002,11 +1036,26 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     gateway.emplace(sim, cluster, observer, std::move(gateway_config), sim.Stream("gateway"));
     if (canary_pool >= 0) gateway_ptr = &*gateway;
   }
+  {
+    // Per-group figures: every model; classes, tenants, regions and
+    // degradation where the scenario has them.
+    GroupNames groups;
+    groups.models = cluster.model_names();
+    if (gateway) {
+      groups.classes = gateway->ClassNames();
+      groups.tenants = gateway->TenantNames();
+      groups.regions = gateway->RegionNames();
+    }
+    if (!spec_.degradation.empty()) groups.degrade_reasons = DegradeReasonNames();
+    metrics->SetGroups(std::move(groups));
+  }
   // Failures and autoscalers schedule events for ever: the run is over when
   // no request is to come or held.
   const bool endless = reliability || cluster.periodic() || (gateway && gateway->active());
   // A request reaches the router: to a ready replica of its model, or rejected.
+  TrafficMix mix(spec_.traffic.mix, sim.Stream("traffic_mix"));
   auto route = [&](Request&& req) {
+    mix.Apply(&req);
     if (gateway) {
       gateway->Arrive(std::move(req));
     } else {
@@ -1236,6 +1285,17 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     facts.reliability = fr;
   }
   if (gateway && gateway->canary()) facts.canary = gateway->canary();
+  facts.router = spec_.router;
+  {
+    // Busy fractions over the measured window, of the replicas that were
+    // ever ready in it (a slot never started is not a replica to balance).
+    const SimTime window = end - mo.warmup;
+    for (int i = 0; i < cluster.size() && window > 0; ++i) {
+      if (cluster.replica(i).iterations() == 0 && cluster.view(i).phase() != ReplicaPhase::kReady) continue;
+      facts.replica_busy_fraction.push_back(static_cast<double>(cluster.replica(i).busy_time()) /
+                                            static_cast<double>(window));
+    }
+  }
   facts.events = sim.events_processed();
   facts.hit_duration = hit_duration;
   for (const PoolPlan& p : pools_) {

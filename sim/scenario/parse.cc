@@ -75,7 +75,8 @@ const KeyTable kTables[] = {
      {"watermark", "chunk_size", "reserve_request_length", "chunked_prefill_size", "max_prefill_tokens",
       "schedule_conservativeness", "init_new_token_ratio", "min_new_token_ratio", "new_token_ratio_decay_steps",
       "clip_max_new_tokens"}},
-    {"traffic", {"trace", "generator", "max_requests", "max_arrival_s"}},
+    {"traffic", {"trace", "generator", "max_requests", "max_arrival_s", "mix"}},
+    {"traffic.mix[]", {"weight", "tenant", "model", "priority", "location"}},
     {"traffic.trace", {"format", "path", "start_s", "end_s", "rate_scale", "prompt_tokens", "output_tokens", "lengths_csv"}},
     {"traffic.trace.prompt_tokens", {"dist", "value", "median", "sigma", "min", "max"}},
     {"traffic.trace.output_tokens", {"dist", "value", "median", "sigma", "min", "max"}},
@@ -266,6 +267,8 @@ const NumericBound kBounds[] = {
     IntIn("failures[].rack", 0, 10000000),
     IntIn("traffic.max_requests", 1, int64_t{1} << 40),
     NumAbove("traffic.max_arrival_s", 0, kMaxSeconds),
+    NumAbove("traffic.mix[].weight", 0, 1e12),
+    IntIn("traffic.mix[].priority", 0, kMaxTokens),
     NumIn("traffic.trace.start_s", 0, kMaxSeconds),
     NumAbove("traffic.trace.end_s", 0, kMaxSeconds),
     NumIn("traffic.trace.rate_scale", 1e-6, 1e6),
@@ -572,6 +575,18 @@ void ParseLength(Obj& gen, const char* table_prefix, const char* key, LengthSpec
   if (out->min > out->max) o.Fail(path + ".min", "greater than max");
 }
 
+// An array under `key` of `parent`: calls fn(element, its path) for each.
+template <typename Fn>
+void ForArray(Obj& parent, const char* key, const std::string& path, Status* err, Fn&& fn) {
+  if (!parent.Has(key)) return;
+  const json& arr = parent.At(key);
+  if (!arr.is_array()) {
+    parent.Fail(path, "expected an array, got " + Describe(arr));
+    return;
+  }
+  for (size_t i = 0; i < arr.size() && err->ok(); ++i) fn(arr[i], path + "[" + std::to_string(i) + "]");
+}
+
 void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Status* err) {
   if (!top.Has("traffic")) {
     top.Fail("traffic", "required");
@@ -581,6 +596,20 @@ void ParseTraffic(Obj& top, const std::string& base_dir, ScenarioSpec* spec, Sta
   TrafficSpec& ts = spec->traffic;
   t.Int("max_requests", &ts.max_requests);
   t.Number("max_arrival_s", &ts.max_arrival_s);
+  ForArray(t, "mix", "traffic.mix", err, [&](const json& j, const std::string& path) {
+    TrafficSpec::MixEntry m;
+    Obj o(j, path, "traffic.mix[]", err);
+    o.Number("weight", &m.weight, true);
+    o.String("tenant", &m.tenant);
+    o.String("model", &m.model);
+    o.String("location", &m.location);
+    if (o.Has("priority")) {
+      int32_t p = 0;
+      o.Int("priority", &p);
+      m.priority = p;
+    }
+    ts.mix.push_back(std::move(m));
+  });
   const bool has_trace = t.Has("trace"), has_gen = t.Has("generator");
   if (t.ok() && has_trace == has_gen) {
     t.Fail("traffic", "expected exactly one of \"trace\" and \"generator\"");
@@ -859,18 +888,6 @@ void ParseNameNumbers(Obj& parent, const char* key, const std::string& path,
     }
     (*out)[it.key()] = it->get<double>();
   }
-}
-
-// An array under `key` of `parent`: calls fn(element, its path) for each.
-template <typename Fn>
-void ForArray(Obj& parent, const char* key, const std::string& path, Status* err, Fn&& fn) {
-  if (!parent.Has(key)) return;
-  const json& arr = parent.At(key);
-  if (!arr.is_array()) {
-    parent.Fail(path, "expected an array, got " + Describe(arr));
-    return;
-  }
-  for (size_t i = 0; i < arr.size() && err->ok(); ++i) fn(arr[i], path + "[" + std::to_string(i) + "]");
 }
 
 // Admission, degradation, regions and canary (sim/cluster/gateway.h);

@@ -15,7 +15,7 @@ Status CsvTraceReader::Start(std::unique_ptr<LineReader> lines,
                              std::unique_ptr<RequestSource>* out) {
   static const std::string kExpected =
       "expected the header \"arrival_s,prompt_tokens,output_tokens\" optionally followed by "
-      "session_id, model, priority";
+      "session_id, model, priority, tenant, location";
   std::string_view header;
   FLEETSIM_RETURN_IF_ERROR(ReadHeader(*lines, kExpected, &header));
   std::string_view cols[kMaxColumns + 1];
@@ -28,7 +28,7 @@ Status CsvTraceReader::Start(std::unique_ptr<LineReader> lines,
                           std::to_string(kMaxColumns) + ", each name once");
   }
   std::unique_ptr<CsvTraceReader> r(new CsvTraceReader(std::move(lines)));
-  bool seen[3] = {false, false, false};
+  bool seen[5] = {false, false, false, false, false};
   for (size_t i = 3; i < n; ++i) {
     const std::string_view name = cols[i];
     Column c;
@@ -38,9 +38,13 @@ Status CsvTraceReader::Start(std::unique_ptr<LineReader> lines,
       c = Column::kModel;
     } else if (name == "priority") {
       c = Column::kPriority;
+    } else if (name == "tenant") {
+      c = Column::kTenant;
+    } else if (name == "location") {
+      c = Column::kLocation;
     } else {
       return r->lines_->ErrorAt("unknown column " + QuoteForMessage(name) +
-                                " (known after the first three: session_id, model, priority)");
+                                " (known after the first three: session_id, model, priority, tenant, location)");
     }
     const int k = static_cast<int>(c);
     if (seen[k]) return r->lines_->ErrorAt("column " + QuoteForMessage(name) + " appears twice");
@@ -81,6 +85,8 @@ bool CsvTraceReader::Next(Request* out) {
   out->session_id = -1;
   out->priority = 0;
   out->model.clear();
+  out->tenant.clear();
+  out->location.clear();
   for (size_t i = 3; i < n; ++i) {
     const std::string_view v = f[i];
     switch (extra_[i - 3]) {
@@ -93,12 +99,18 @@ bool CsvTraceReader::Next(Request* out) {
         break;
       }
       case Column::kModel:
+      case Column::kTenant:
+      case Column::kLocation: {
+        const Column c = extra_[i - 3];
+        const char* name = c == Column::kModel ? "model" : c == Column::kTenant ? "tenant" : "location";
         if (v.find('"') != std::string_view::npos) {
-          return Fail(lines_->ErrorAt("model: quoted fields are not supported, got " +
+          return Fail(lines_->ErrorAt(std::string(name) + ": quoted fields are not supported, got " +
                                       QuoteForMessage(v)));
         }
-        out->model.assign(v.data(), v.size());
+        std::string& field = c == Column::kModel ? out->model : c == Column::kTenant ? out->tenant : out->location;
+        field.assign(v.data(), v.size());
         break;
+      }
       case Column::kPriority: {
         if (v.empty()) break;
         int64_t p;

@@ -1,7 +1,7 @@
 // CsvTraceReader: fleetsim's own plain trace format, for traces converted
 // from elsewhere or written by hand:
 //
-//   arrival_s,prompt_tokens,output_tokens[,session_id][,model][,priority]
+//   arrival_s,prompt_tokens,output_tokens[,session_id][,model][,priority][,tenant][,location]
 //
 // The first three columns are required, in that order; the optional ones
 // follow in any order, each at most once, identified by header name. An
@@ -35,8 +35,8 @@ class CsvTraceReader final : public LineTraceReaderOf<CsvTraceReader> {
   bool Next(Request* out) override;
 
  private:
-  static constexpr size_t kMaxColumns = 6;
-  enum class Column { kSession, kModel, kPriority };
+  static constexpr size_t kMaxColumns = 8;
+  enum class Column { kSession, kModel, kPriority, kTenant, kLocation };
 
   friend class LineTraceReaderOf<CsvTraceReader>;
   explicit CsvTraceReader(std::unique_ptr<LineReader> lines) : LineTraceReaderOf(std::move(lines)) {}

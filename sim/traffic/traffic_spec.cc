@@ -2,6 +2,7 @@
 // reader wrapped in a TraceWindow, or a GeneratorSource.
 #include "sim/traffic/traffic_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -169,6 +170,35 @@ Status CheckTrafficInputs(const TrafficSpec& spec) {
     FLEETSIM_RETURN_IF_ERROR(CheckRegularFile(spec.lengths_csv, "length CSV").WithPrefix(key));
   }
   return Status::Ok();
+}
+
+TrafficMix::TrafficMix(std::vector<TrafficSpec::MixEntry> mix, Rng rng)
+    : mix_(std::move(mix)), rng_(rng), salt_(rng_.NextU64()) {
+  double sum = 0;
+  for (const TrafficSpec::MixEntry& m : mix_) cumulative_.push_back(sum += m.weight);
+}
+
+void TrafficMix::Apply(Request* req) {
+  if (mix_.empty()) return;
+  double u;
+  if (req->session_id >= 0) {
+    // A session's turns draw the same entry: a hash of its id.
+    uint64_t x = static_cast<uint64_t>(req->session_id) ^ salt_;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    u = static_cast<double>(x >> 11) * 0x1.0p-53;
+  } else {
+    u = rng_.Uniform();
+  }
+  const double at = u * cumulative_.back();
+  size_t i = static_cast<size_t>(std::upper_bound(cumulative_.begin(), cumulative_.end(), at) - cumulative_.begin());
+  if (i >= mix_.size()) i = mix_.size() - 1;
+  const TrafficSpec::MixEntry& m = mix_[i];
+  if (req->tenant.empty()) req->tenant = m.tenant;
+  if (req->model.empty()) req->model = m.model;
+  if (req->location.empty()) req->location = m.location;
+  if (req->priority == 0 && m.priority) req->priority = *m.priority;
 }
 
 }  // namespace fleetsim

@@ -30,7 +30,7 @@ struct LengthSpec {
 enum class TraceFormat {
   kAzure,     // TIMESTAMP,ContextTokens,GeneratedTokens (Azure LLM inference 2023 and 2024)
   kMooncake,  // JSONL {"timestamp": ms, "input_length", "output_length", "hash_ids"}
-  kCsv,       // arrival_s,prompt_tokens,output_tokens[,session_id][,model][,priority]
+  kCsv,       // arrival_s,prompt_tokens,output_tokens[,session_id][,model][,priority][,tenant][,location]
   kBurstGpt,  // Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type (BurstGPT)
   kSplitwise, // arrived_at,num_prefill_tokens,num_decode_tokens[,...] (Splitwise as Vidur processed it)
   kServeGen,  // ServeGen per-client windows: window_start_s,rate,cv,arrival_dist,p1,p2 (generated arrivals)
@@ -160,6 +160,17 @@ struct TrafficSpec {
   std::optional<ClosedLoopSpec> closed_loop;
 
   // --- both ---
+  // traffic.mix: who sends the requests. Each request draws one entry, with
+  // probability weight / the weights' sum (a session draws once, by its
+  // id, so its turns share an entry), and takes the entry's fields where it
+  // has none of its own: a trace column wins over the mix (a priority of 0
+  // counts as none). Empty: requests keep what the source gave.
+  struct MixEntry {
+    double weight = 1;
+    std::string tenant, model, location;  // empty: not set by this entry
+    std::optional<int32_t> priority;
+  };
+  std::vector<MixEntry> mix;
   int64_t max_requests = std::numeric_limits<int64_t>::max();  // stop after this many
   double max_arrival_s = std::numeric_limits<double>::infinity();  // stop at this arrival time
 };
@@ -169,6 +180,21 @@ struct TrafficSpec {
 // errors (missing file, bad header, empty length CSV) are returned here;
 // row errors surface later through RequestSource::status().
 Status MakeRequestSource(const TrafficSpec& spec, Rng rng, std::unique_ptr<RequestSource>* out);
+
+// Stamps requests with traffic.mix (TrafficSpec::MixEntry), drawing from
+// its own stream.
+class TrafficMix {
+ public:
+  TrafficMix(std::vector<TrafficSpec::MixEntry> mix, Rng rng);
+  bool empty() const { return mix_.empty(); }
+  void Apply(Request* req);
+
+ private:
+  std::vector<TrafficSpec::MixEntry> mix_;
+  std::vector<double> cumulative_;  // running sums of the weights
+  Rng rng_;
+  uint64_t salt_;
+};
 
 // The two halves of MakeRequestSource for a trace (ScanTraffic uses them to
 // read past the window): the format's reader over the whole trace, after

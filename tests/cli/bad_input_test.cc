@@ -623,6 +623,40 @@ std::vector<BadCase> BadCases() {
                      With(g, [](json& j) { j["fleet"]["cold_start"] = json::parse(R"({"weight_source": "tape"})"); }),
                      {"fleet.cold_start.weight_source: unknown value \"tape\"", "disk", "network", "peer"}));
   }
+  {
+    // Routing and the front door (docs/routing.md).
+    auto fleet = [&](const char* key, const char* value) {
+      return With(g, [key, value](json& j) { j["fleet"][key] = json::parse(value); });
+    };
+    v.push_back(Case("UnknownRouterNamesTheCacheAwareOnes", With(g, [](json& j) { j["fleet"]["router"] = "psychic"; }),
+                     {"fleet.router: unknown router \"psychic\"", "prefix_aware", "weighted_scorers"}));
+    v.push_back(Case("RouterOptionOfAnotherRouter",
+                     With(fleet("router_options", R"({"cache_threshold": 0.5})"),
+                          [](json& j) { j["fleet"]["router"] = "weighted_scorers"; }),
+                     {"fleet.router_options.cache_threshold: unknown option of router \"weighted_scorers\"",
+                      "queue_weight"}));
+    v.push_back(Case("RouterOptionOutOfRange",
+                     With(fleet("router_options", R"({"cache_threshold": 3})"),
+                          [](json& j) { j["fleet"]["router"] = "prefix_aware"; }),
+                     {"fleet.router_options.cache_threshold: expected a number between 0 and 1, got 3"}));
+    v.push_back(Case("RouterOptionsOnARouterWithout", fleet("router_options", R"({"x": 1})"),
+                     {"fleet.router_options.x: router \"round_robin\" takes no options"}));
+    v.push_back(Case("DuplicateTenant", fleet("admission", R"({"tenants": [{"name": "a"}, {"name": "a"}]})"),
+                     {"fleet.admission.tenants[1].name: duplicate tenant \"a\""}));
+    v.push_back(Case("CanaryOfUnknownPool",
+                     fleet("canary", R"({"pool": "new", "baseline": "p", "steps": [{"share": 0.1, "duration_s": 60}]})"),
+                     {"fleet.canary.pool: unknown pool \"new\"", "known: p"}));
+    v.push_back(Case("FallbackToUnknownPool",
+                     fleet("degradation", R"([{"policy": "fallback_model", "pool": "small", "trigger": {"queue_per_replica": 4}}])"),
+                     {"fleet.degradation[0].pool: unknown pool \"small\""}));
+    v.push_back(Case("ClientWithoutRoundTripToARegion",
+                     With(fleet("regions", R"([{"name": "eu"}, {"name": "us"}])"),
+                          [](json& j) {
+                            j["fleet"]["pools"][0]["region"] = "eu";
+                            j["fleet"]["clients"] = json::parse(R"([{"name": "paris", "rtt_ms": {"eu": 10}}])");
+                          }),
+                     {"fleet.clients[0].rtt_ms: no round trip to region \"us\""}));
+  }
   v.push_back(Case("UnknownGpuNotDescribedByAProfile",
                    With(g, [](json& j) { j["fleet"]["pools"][0]["gpu"] = "cpu-host"; }),
                    {"fleet.pools[0].gpu: unknown GPU \"cpu-host\"", "known:"}));

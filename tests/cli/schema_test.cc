@@ -88,6 +88,14 @@ void Walk(const json& raw, const std::string& path, SchemaFacts* f) {
     return;
   }
   if (HasType(node, "object") || node.contains("properties")) {
+    // A map (names as data, e.g. region -> round trip): no properties, every
+    // value checked by the additionalProperties schema. Its keys are not key
+    // paths; the map itself is a leaf of the parser's.
+    if (!node.contains("properties") && node.contains("additionalProperties") &&
+        node.at("additionalProperties").is_object()) {
+      f->closed_objects[path] = true;
+      return;
+    }
     f->closed_objects[path] = node.contains("additionalProperties") && node.at("additionalProperties") == false;
     if (node.contains("required")) {
       for (const json& k : node.at("required")) {
@@ -174,7 +182,36 @@ json GeneratorBase() {
                                         {"pricing_class", "on_demand"},
                                         {"usd_per_gpu_hour", 2.5},
                                         {"spares", 1},
-                                        {"zone", "z"}}})},
+                                        {"zone", "z"},
+                                        {"region", "r"}}})},
+                {"router_options", json::object()},
+                {"metrics_scrape_ms", 50},
+                {"admission",
+                 {{"queue_order", "strict"},
+                  {"max_queue_per_replica", 64},
+                  {"max_queue", 1000},
+                  {"classes", json::array({{{"name", "c"}, {"priority", 0}, {"weight", 1}, {"queue_timeout_s", 30}}})},
+                  {"tenants", json::array({{{"name", "t"}, {"rate_per_s", 10}, {"burst", 20}}})}}},
+                {"degradation", json::array({{{"policy", "cap_output"},
+                                              {"class", "c"},
+                                              {"trigger", {{"queue_per_replica", 8}, {"predicted_ttft_ms", 2000}}},
+                                              {"max_output_tokens", 128},
+                                              {"pool", "p"}}})},
+                {"regions", json::array({{{"name", "r"}}})},
+                {"clients", json::array({{{"name", "l"}, {"rtt_ms", {{"r", 10}}}}})},
+                {"global_balancer",
+                 {{"policy", "nearest"}, {"latency_budget_ms", 50}, {"saturation_outstanding", 32}, {"weights", {{"r", 1}}}}},
+                {"canary",
+                 {{"pool", "p"},
+                  {"baseline", "q"},
+                  {"start_s", 0},
+                  {"steps", json::array({{{"share", 0.5}, {"duration_s", 60}}})},
+                  {"rollback",
+                   {{"ttft_p99_margin", 0.2},
+                    {"tpot_p99_margin", 0.2},
+                    {"error_rate_margin", 0.01},
+                    {"min_requests", 20},
+                    {"max_extensions", 3}}}}},
                 {"gpus_per_node", 8},
                 {"nodes_per_rack", 4},
                 {"recovery", "replace"},
@@ -226,7 +263,12 @@ json GeneratorBase() {
                   {"shared_prefix", {{"groups", 4}, {"tokens", 1024}}},
                   {"sessions", {{"turns", 3}, {"think_time_s", 5}, {"max_context_tokens", 8192}}}}},
                 {"max_requests", 10},
-                {"max_arrival_s", 50}}},
+                {"max_arrival_s", 50},
+                {"mix", json::array({{{"weight", 1},
+                                      {"tenant", "t"},
+                                      {"model", "Llama-3.1-8B"},
+                                      {"priority", 0},
+                                      {"location", "l"}}})}}},
               {"slo", {{"ttft_ms", 500}, {"tpot_ms", 50}}},
               {"perf",
                {{"gemm_compute_efficiency", 0.7},
@@ -375,8 +417,16 @@ void Validate(const json& raw, const json& v, const std::string& where, std::vec
       for (auto p = arg.begin(); p != arg.end(); ++p)
         if (v.contains(p.key())) Validate(p.value(), v.at(p.key()), Join(where, p.key()), errors);
     } else if (kw == "additionalProperties") {
+      if (arg.is_object()) {
+        // A map: every value not among the properties is checked by `arg`.
+        if (!v.is_object()) continue;
+        for (auto p = v.begin(); p != v.end(); ++p)
+          if (!node.contains("properties") || !node.at("properties").contains(p.key()))
+            Validate(arg, p.value(), Join(where, p.key()), errors);
+        continue;
+      }
       if (arg != false) {
-        errors->push_back(where + ": validator supports only additionalProperties: false");
+        errors->push_back(where + ": validator supports only additionalProperties: false or a schema");
         continue;
       }
       if (!v.is_object()) continue;

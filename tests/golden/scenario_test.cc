@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -214,6 +215,36 @@ TEST(Scenario, HandComputedTimelineMatchesPerfModelToTheNanosecond) {
   EXPECT_NEAR(*o.summary.tpot.p50, TimeToMillis(decode_total) / 16.0, 1e-6);
   EXPECT_NEAR(*o.summary.ttft.p50, TimeToMillis(ttft), 1e-6);
 }
+
+}  // namespace
+}  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+#ifdef FLEETSIM_SLOW_TESTS
+// scenarios/router-ablation.json (the Mooncake conversation trace on 8
+// replicas with prefix caching): the cache-aware routers keep prompts that
+// share a prefix together, so more prefill is served from the cache and
+// the tail of TTFT falls, against round robin's blind spread.
+TEST(RouterAblation, PrefixAwareAndWeightedScorersBeatRoundRobinOnTtftP99) {
+  const ScenarioSpec base = LoadBundled("router-ablation");
+  std::map<std::string, Summary> by;
+  for (const char* router : {"round_robin", "prefix_aware", "weighted_scorers"}) {
+    ScenarioSpec spec = base;
+    spec.router = router;
+    spec.router_options.clear();
+    Outcome o = RunSpec(spec, spec.seed, std::string("ablation_") + router);
+    ExpectConservation(o.summary);
+    by[router] = o.summary;
+  }
+  ASSERT_TRUE(by["round_robin"].ttft.p99 && by["prefix_aware"].ttft.p99 && by["weighted_scorers"].ttft.p99);
+  for (const char* router : {"prefix_aware", "weighted_scorers"}) {
+    EXPECT_LT(*by[router].ttft.p99, *by["round_robin"].ttft.p99) << router;
+    EXPECT_GT(by[router].prefix_hit_rate, by["round_robin"].prefix_hit_rate) << router;
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace fleetsim

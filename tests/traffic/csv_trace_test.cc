@@ -70,10 +70,27 @@ TEST(CsvTraceReader, RejectsWrongHeader) {
 
 TEST(CsvTraceReader, RejectsUnknownColumn) {
   Status s;
-  ReadText("arrival_s,prompt_tokens,output_tokens,tenant\n", &s);
+  ReadText("arrival_s,prompt_tokens,output_tokens,user\n", &s);
   EXPECT_EQ(s.message(),
-            "traces/p.csv:1: unknown column \"tenant\" (known after the first three: session_id, "
-            "model, priority)");
+            "traces/p.csv:1: unknown column \"user\" (known after the first three: session_id, "
+            "model, priority, tenant, location)");
+}
+
+TEST(CsvTraceReader, ReadsTenantAndLocation) {
+  Status s;
+  std::vector<Request> rs =
+      ReadText("arrival_s,prompt_tokens,output_tokens,location,priority,tenant\n"
+               "0,10,5,eu,1,acme\n"
+               "1.5,20,6,,,\n",
+               &s);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_EQ(rs[0].tenant, "acme");
+  EXPECT_EQ(rs[0].location, "eu");
+  EXPECT_EQ(rs[0].priority, 1);
+  EXPECT_EQ(rs[1].tenant, "");
+  EXPECT_EQ(rs[1].location, "");
+  EXPECT_EQ(rs[1].priority, 0);
 }
 
 TEST(CsvTraceReader, RejectsDuplicateColumn) {
