@@ -8,13 +8,16 @@ build=${1:-build}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # Runs a bundled scenario on one core into $out/<name> and prints its
-# figures under `title`, with `target` the wall-time target in seconds.
+# figures under `title`, with `target` the wall-time target in seconds; any
+# further arguments go to fleetsim run (--set KEY=VALUE), into $out/<name>-k.
 bench() {
   local name=$1 title=$2 target=$3
-  local cmd=("./$build/fleetsim" run "scenarios/$name.json" --out "$out/$name" --quiet)
+  shift 3
+  local dir="$out/$name-$#"
+  local cmd=("./$build/fleetsim" run "scenarios/$name.json" --out "$dir" --quiet "$@")
   if command -v taskset >/dev/null; then cmd=(taskset -c 0 "${cmd[@]}"); fi
   "${cmd[@]}"
-  python3 - "$out/$name" "$title" "$target" <<'PY'
+  python3 - "$dir" "$title" "$target" <<'PY'
 import json, sys
 d, title, target = sys.argv[1], sys.argv[2], sys.argv[3]
 run = json.load(open(f"{d}/run.json"))
@@ -40,6 +43,10 @@ PY
 }
 
 bench bench-1m "bench-1m (1,000,000 requests, 64 x Llama-3.1-8B on H100, one core)" 10
+# The same with llm-d's weighted scorers, which read scraped metrics every
+# 50 ms and score every replica per request (target: within 1.5x of the
+# round robin's wall time above).
+bench bench-1m "bench-1m with weighted_scorers (llm-d endpoint picker)" 15 --set fleet.router=weighted_scorers
 # A week of a 1,000-replica fleet at low load (0.02 req/s per replica) with
 # GPUs failing at Llama 3's rate: the decode spans' case, where nearly every
 # iteration decodes one sequence alone (sim/cluster/replica.h).

@@ -434,17 +434,45 @@ bool RunCompareVariant(const Status& built, ScenarioRun* run, const std::string&
   return true;
 }
 
+// What every `--compare` command opens with: the scenario as written must
+// be valid (*check), and the output folder is begun (*out; written under a
+// temporary name until FinishCompare commits it). Returns -1 when all is
+// set, else the exit code.
+int BeginCompare(const std::string& path, const std::vector<std::string>& overrides, std::string* out_dir,
+                 const Catalog& catalog, const Policies& policies, std::unique_ptr<ScenarioRun>* check,
+                 std::unique_ptr<OutputDir>* out) {
+  Status s = LoadAndBuild(path, overrides, catalog, policies, check);
+  if (!s.ok()) return Fail(s);
+  if (out_dir->empty()) *out_dir = DefaultOutDir(path);
+  s = OutputDir::Begin(*out_dir, out);
+  if (!s.ok()) return Fail(s);
+  return -1;
+}
+
+// What it closes with: compare.csv written, the folder committed, and
+// (unless quiet) the title, the table and where the outputs are printed.
+int FinishCompare(OutputDir& out, const std::string& csv, bool quiet, const std::string& title,
+                  const std::string& table, const std::string& outputs) {
+  Status s = WriteFile(out.path() + "/compare.csv", csv);
+  if (!s.ok()) return Fail(s);
+  s = out.Commit();
+  if (!s.ok()) return Fail(s);
+  if (!quiet) {
+    std::fputs((title + "\n").c_str(), stdout);
+    std::fputs(table.c_str(), stdout);
+    std::fputs(("outputs     " + outputs + "\n").c_str(), stdout);
+  }
+  return 0;
+}
+
 int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
                          std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet,
                          const Catalog& catalog, const Policies& policies) {
-  std::unique_ptr<ScenarioRun> check;  // the scenario as written must be valid
-  Status s = LoadAndBuild(path, overrides, catalog, policies, &check);
-  if (!s.ok()) return Fail(s);
-  const ScenarioSpec base = check->spec();
-  if (out_dir.empty()) out_dir = DefaultOutDir(path);
+  std::unique_ptr<ScenarioRun> check;
   std::unique_ptr<OutputDir> out;
-  s = OutputDir::Begin(out_dir, &out);
-  if (!s.ok()) return Fail(s);
+  if (const int e = BeginCompare(path, overrides, &out_dir, catalog, policies, &check, &out); e >= 0) return e;
+  const ScenarioSpec base = check->spec();
+  Status s;
   std::string table =
       "scheduler      TTFT p50   TTFT p99   TPOT p50   TPOT p99    ITL p99     req/s  out tok/s  preempt  note\n";
   std::string csv =
@@ -497,17 +525,9 @@ int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>
            CsvCell(r.output_tokens_per_s) + "," + std::to_string(r.preemptions) + "," +
            std::to_string(r.completed) + "," + std::to_string(r.unfinished) + "," + CsvQuoted(note) + "\n";
   }
-  s = WriteFile(out->path() + "/compare.csv", csv);
-  if (!s.ok()) return Fail(s);
-  s = out->Commit();
-  if (!s.ok()) return Fail(s);
-  if (!quiet) {
-    std::printf("fleetsim run %s --compare schedulers  (latencies in ms)\n", path.c_str());
-    std::fputs(table.c_str(), stdout);
-    std::printf("outputs     %s/compare.csv and %s/<scheduler>/%s\n", out_dir.c_str(), out_dir.c_str(),
-                choices.trace ? " (each with trace.json)" : "");
-  }
-  return 0;
+  return FinishCompare(*out, csv, quiet, "fleetsim run " + path + " --compare schedulers  (latencies in ms)", table,
+                       out_dir + "/compare.csv and " + out_dir + "/<scheduler>/" +
+                           (choices.trace ? " (each with trace.json)" : ""));
 }
 
 // `run --compare routers`: the scenario once per registered router, side
@@ -516,15 +536,12 @@ int CmdCompareSchedulers(const std::string& path, const std::vector<std::string>
 int CmdCompareRouters(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
                       std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet, const Catalog& catalog,
                       const Policies& policies) {
-  std::unique_ptr<ScenarioRun> check;  // the scenario as written must be valid
-  Status s = LoadAndBuild(path, overrides, catalog, policies, &check);
-  if (!s.ok()) return Fail(s);
+  std::unique_ptr<ScenarioRun> check;
+  std::unique_ptr<OutputDir> out;
+  if (const int e = BeginCompare(path, overrides, &out_dir, catalog, policies, &check, &out); e >= 0) return e;
   const ScenarioSpec base = check->spec();
   const uint64_t run_seed = seed.value_or(base.seed);
-  if (out_dir.empty()) out_dir = DefaultOutDir(path);
-  std::unique_ptr<OutputDir> out;
-  s = OutputDir::Begin(out_dir, &out);
-  if (!s.ok()) return Fail(s);
+  Status s;
   std::string table =
       "router              TTFT p50   TTFT p99   TPOT p99   prefix hit  imbalance  attainment  note\n";
   std::string csv =
@@ -566,17 +583,10 @@ int CmdCompareRouters(const std::string& path, const std::vector<std::string>& o
            "," + CsvCell(r.attainment) + "," + std::to_string(r.completed) + "," + std::to_string(r.rejected) + "," +
            std::to_string(r.unfinished) + "," + CsvQuoted(note) + "\n";
   }
-  s = WriteFile(out->path() + "/compare.csv", csv);
-  if (!s.ok()) return Fail(s);
-  s = out->Commit();
-  if (!s.ok()) return Fail(s);
-  if (!quiet) {
-    std::printf("fleetsim run %s --compare routers  (seed %llu; latencies in ms; imbalance: max/mean busy fraction)\n",
-                path.c_str(), static_cast<unsigned long long>(run_seed));
-    std::fputs(table.c_str(), stdout);
-    std::printf("outputs     %s/compare.csv and %s/<router>/\n", out_dir.c_str(), out_dir.c_str());
-  }
-  return 0;
+  return FinishCompare(*out, csv, quiet,
+                       "fleetsim run " + path + " --compare routers  (seed " + std::to_string(run_seed) +
+                           "; latencies in ms; imbalance: max/mean busy fraction)",
+                       table, out_dir + "/compare.csv and " + out_dir + "/<router>/");
 }
 
 // `run --compare autoscalers`: the scenario against fixed peak capacity
@@ -587,19 +597,16 @@ int CmdCompareRouters(const std::string& path, const std::vector<std::string>& o
 int CmdCompareAutoscalers(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
                           std::optional<uint64_t> seed, const OutputChoices& choices, bool quiet,
                           const Catalog& catalog, const Policies& policies) {
-  std::unique_ptr<ScenarioRun> check;  // the scenario as written must be valid
-  Status s = LoadAndBuild(path, overrides, catalog, policies, &check);
-  if (!s.ok()) return Fail(s);
+  std::unique_ptr<ScenarioRun> check;
+  std::unique_ptr<OutputDir> out;  // removed again, untouched, on an early return
+  if (const int e = BeginCompare(path, overrides, &out_dir, catalog, policies, &check, &out); e >= 0) return e;
   const ScenarioSpec base = check->spec();
   bool scaled = false;
   for (const PoolSpec& p : base.pools) scaled = scaled || p.autoscaler.has_value();
   if (!scaled)
     return Fail(Status::Invalid(path + ": fleet.pools: --compare autoscalers needs a pool with an \"autoscaler\""));
   const uint64_t run_seed = seed.value_or(base.seed);
-  if (out_dir.empty()) out_dir = DefaultOutDir(path);
-  std::unique_ptr<OutputDir> out;
-  s = OutputDir::Begin(out_dir, &out);
-  if (!s.ok()) return Fail(s);
+  Status s;
   std::string table =
       "autoscaler      GPU-hours      cost $   $/hour  attainment  TTFT p99 ms  ups  downs  replicas  note\n";
   std::string csv =
@@ -666,17 +673,9 @@ int CmdCompareAutoscalers(const std::string& path, const std::vector<std::string
            (a ? CsvCell(a->replica_seconds) : "") + "," + std::to_string(r.completed) + "," + std::to_string(r.failed) +
            "," + std::to_string(r.unfinished) + "," + CsvQuoted(note) + "\n";
   }
-  s = WriteFile(out->path() + "/compare.csv", csv);
-  if (!s.ok()) return Fail(s);
-  s = out->Commit();
-  if (!s.ok()) return Fail(s);
-  if (!quiet) {
-    std::printf("fleetsim run %s --compare autoscalers  (seed %llu)\n", path.c_str(),
-                static_cast<unsigned long long>(run_seed));
-    std::fputs(table.c_str(), stdout);
-    std::printf("outputs     %s/compare.csv and %s/<autoscaler>/\n", out_dir.c_str(), out_dir.c_str());
-  }
-  return 0;
+  return FinishCompare(*out, csv, quiet,
+                       "fleetsim run " + path + " --compare autoscalers  (seed " + std::to_string(run_seed) + ")",
+                       table, out_dir + "/compare.csv and " + out_dir + "/<autoscaler>/");
 }
 
 int CmdValidate(const std::string& path, const std::vector<std::string>& overrides, const Catalog& catalog,
@@ -818,6 +817,9 @@ int CmdList(const Catalog& catalog, const Policies& policies) {
     std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
   std::printf("global balancers:\n");
   for (const auto& e : policies.balancers.entries())
+    std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
+  std::printf("degradation policies:\n");
+  for (const auto& e : policies.degradations.entries())
     std::printf("  %-18s %s\n", e.name.c_str(), e.description.c_str());
   std::printf("failure models:\n");
   for (const auto& e : policies.failure_models.entries())

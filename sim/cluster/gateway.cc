@@ -101,6 +101,76 @@ void RegisterBuiltinGlobalBalancers(GlobalBalancerRegistry* registry) {
                 [](const GlobalBalancerOptions&, Rng rng) { return std::make_unique<WeightedBalancer>(rng); });
 }
 
+// ---- graceful degradation policies ----
+
+namespace {
+
+// Rejects the request ("shed"): the lowest class goes first when the fleet
+// is short (Envoy's admission control, llm-d's sheddable requests).
+class ShedPolicy final : public DegradationPolicy {
+ public:
+  Verdict Apply(Request*, const DegradeHooks&, int*) const override { return Verdict::kReject; }
+};
+
+// Caps the output at max_output_tokens (a request within the cap passes to
+// the next policy): the cheaper answer under load.
+class CapOutputPolicy final : public DegradationPolicy {
+ public:
+  explicit CapOutputPolicy(int32_t cap) : cap_(cap) {}
+  Verdict Apply(Request* req, const DegradeHooks&, int*) const override {
+    if (req->output_tokens <= cap_) return Verdict::kPass;
+    req->output_tokens = cap_;
+    req->degraded = kOutputCapped;
+    return Verdict::kServe;
+  }
+
+ private:
+  int32_t cap_;
+};
+
+// Sends the request to a smaller model's pool, flagged: a lower-quality
+// answer rather than none.
+class FallbackModelPolicy final : public DegradationPolicy {
+ public:
+  FallbackModelPolicy(int pool, std::string model) : pool_(pool), model_(std::move(model)) {}
+  Verdict Apply(Request* req, const DegradeHooks& hooks, int* fallback_pool) const override {
+    req->model = model_;
+    req->model_id = hooks.model_id(model_);
+    req->degraded = kFallbackModel;
+    req->target = hooks.pool_target(pool_);
+    *fallback_pool = pool_;
+    return Verdict::kServe;
+  }
+  bool WhenNoneReady() const override { return true; }
+
+ private:
+  int pool_;
+  std::string model_;
+};
+
+}  // namespace
+
+void RegisterBuiltinDegradations(DegradationRegistry* registry) {
+  registry->Add("shed", "reject the class's requests (\"shed\")",
+                [](const DegradationContext&, std::unique_ptr<DegradationPolicy>* out) {
+                  *out = std::make_unique<ShedPolicy>();
+                  return Status::Ok();
+                });
+  registry->Add("cap_output", "cap the class's output at max_output_tokens (flagged output_capped)",
+                [](const DegradationContext& ctx, std::unique_ptr<DegradationPolicy>* out) {
+                  if (ctx.max_output_tokens <= 0)
+                    return Status::Invalid(ctx.path + ".max_output_tokens: required by cap_output");
+                  *out = std::make_unique<CapOutputPolicy>(ctx.max_output_tokens);
+                  return Status::Ok();
+                });
+  registry->Add("fallback_model", "send the class to a smaller model's pool (flagged fallback_model)",
+                [](const DegradationContext& ctx, std::unique_ptr<DegradationPolicy>* out) {
+                  if (ctx.fallback_pool < 0) return Status::Invalid(ctx.path + ".pool: required by fallback_model");
+                  *out = std::make_unique<FallbackModelPolicy>(ctx.fallback_pool, ctx.fallback_model);
+                  return Status::Ok();
+                });
+}
+
 // ---- the gateway ----
 
 Gateway::Gateway(Simulation& sim, Cluster& cluster, RunObserver& observer, GatewayConfig config, Rng rng)
@@ -110,6 +180,8 @@ Gateway::Gateway(Simulation& sim, Cluster& cluster, RunObserver& observer, Gatew
       config_(std::move(config)),
       rng_(rng),
       canary_rng_(sim.Stream("canary")) {
+  hooks_.pool_target = [this](int pool) { return PoolTarget(pool); };
+  hooks_.model_id = [this](const std::string& model) { return cluster_.ModelId(model); };
   for (const GatewayConfig::PriorityClass& c : config_.classes) lowest_priority_ = std::max(lowest_priority_, c.priority);
   for (size_t t = 0; t < config_.tenants.size(); ++t) {
     tenant_index_[config_.tenants[t].name] = static_cast<int>(t);
@@ -175,7 +247,7 @@ bool Gateway::Triggered(const GatewayConfig::Degradation& d, const Request& req)
   // Nothing ready to serve it: a smaller model may (a fallback fires);
   // shedding or capping would only turn away what the activator queue may
   // hold while a replica starts, or the cluster rejects anyway.
-  if (cands.empty()) return d.policy == GatewayConfig::Degradation::Policy::kFallback;
+  if (cands.empty()) return d.policy->WhenNoneReady();
   if (d.queue_per_replica > 0) {
     int64_t waiting = 0;
     for (const ReplicaView* v : cands) waiting += v->waiting();
@@ -227,22 +299,11 @@ void Gateway::Arrive(Request&& req) {
   for (const GatewayConfig::Degradation& d : config_.degradation) {
     const int32_t cls = d.priority >= 0 ? d.priority : lowest_priority_;
     if (req.priority != cls || !Triggered(d, req)) continue;
-    if (d.policy == GatewayConfig::Degradation::Policy::kShed) {
-      Reject(std::move(req), "shed");
+    const DegradationPolicy::Verdict v = d.policy->Apply(&req, hooks_, &fallback_pool);
+    if (v == DegradationPolicy::Verdict::kPass) continue;
+    if (v == DegradationPolicy::Verdict::kReject) {
+      Reject(std::move(req), d.policy->reject_reason());
       return;
-    }
-    if (d.policy == GatewayConfig::Degradation::Policy::kCapOutput) {
-      if (req.output_tokens <= d.max_output_tokens) continue;  // nothing to cap: the next policy may apply
-      req.output_tokens = d.max_output_tokens;
-      req.degraded = kOutputCapped;
-    } else {
-      fallback_pool = d.fallback_pool;
-      req.model = config_.pools[fallback_pool].model;
-      req.model_id = cluster_.ModelId(req.model);
-      req.degraded = kFallbackModel;
-      // Its own pool serves it (with regions: the fallback model's pools in
-      // the region the balancer picks).
-      req.target = PoolTarget(fallback_pool);
     }
     break;
   }

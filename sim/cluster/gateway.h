@@ -75,6 +75,44 @@ using GlobalBalancerFactory = std::function<std::unique_ptr<GlobalBalancer>(cons
 using GlobalBalancerRegistry = Registry<GlobalBalancerFactory>;
 void RegisterBuiltinGlobalBalancers(GlobalBalancerRegistry* registry);
 
+// ---- graceful degradation policies ----
+
+// What the gateway lends a degradation policy while it applies it.
+struct DegradeHooks {
+  std::function<int(int pool)> pool_target;              // the route target of one pool alone
+  std::function<int(const std::string& model)> model_id;  // Cluster::ModelId
+};
+
+// What a fleet does to a request of the policy's class when its trigger
+// fires. Registered by name (DegradationRegistry; `fleetsim list`).
+class DegradationPolicy {
+ public:
+  virtual ~DegradationPolicy() = default;
+  enum class Verdict {
+    kPass,    // does not apply to this request: the next policy may
+    kServe,   // served, changed (Request::degraded says how)
+    kReject,  // turned away, with reject_reason()
+  };
+  // May change the request's output length, model, route target and
+  // degraded flag; sets *fallback_pool when it sends it to another pool.
+  virtual Verdict Apply(Request* req, const DegradeHooks& hooks, int* fallback_pool) const = 0;
+  virtual const char* reject_reason() const { return "shed"; }
+  // Fires even when no replica of the request's model is ready (a smaller
+  // model may serve it); other policies then leave the request alone.
+  virtual bool WhenNoneReady() const { return false; }
+};
+// A policy's settings as the scenario gives them (fleet.degradation[]).
+struct DegradationContext {
+  std::string path;              // fleet.degradation[i], for messages
+  int32_t max_output_tokens = 0;  // 0: not given
+  int fallback_pool = -1;         // -1: not given
+  std::string fallback_model;     // that pool's model
+};
+using DegradationFactory =
+    std::function<Status(const DegradationContext& ctx, std::unique_ptr<DegradationPolicy>* out)>;
+using DegradationRegistry = Registry<DegradationFactory>;
+void RegisterBuiltinDegradations(DegradationRegistry* registry);
+
 // ---- configuration ----
 
 struct GatewayConfig {
@@ -103,14 +141,11 @@ struct GatewayConfig {
   std::vector<Pool> pools;
 
   struct Degradation {
-    enum class Policy { kShed, kCapOutput, kFallback };
-    Policy policy = Policy::kShed;
+    std::unique_ptr<DegradationPolicy> policy;
     std::string name;        // its registry name, for messages
     int32_t priority = -1;   // the class it applies to (-1: the lowest class, the largest priority)
     double queue_per_replica = 0;   // trigger: requests waiting per ready replica of the model at least this
     double predicted_ttft_ms = 0;   // trigger: predicted TTFT on the best replica at least this
-    int32_t max_output_tokens = 0;  // kCapOutput
-    int fallback_pool = -1;         // kFallback
   };
   std::vector<Degradation> degradation;
 
@@ -208,6 +243,7 @@ class Gateway {
   Cluster& cluster_;
   RunObserver& observer_;
   GatewayConfig config_;
+  DegradeHooks hooks_;
   Rng rng_;
   Rng canary_rng_;
   int32_t lowest_priority_ = 0;

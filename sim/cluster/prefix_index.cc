@@ -57,7 +57,9 @@ void PrefixIndex::EvictOldest(int tenant) {
   const NodeId node = t.lru.begin()->second;
   t.lru.erase(t.lru.begin());
   std::vector<Holder>& hs = nodes_[node].holders;
-  hs.erase(std::find_if(hs.begin(), hs.end(), [&](const Holder& h) { return h.tenant == tenant; }));
+  const auto held = std::find_if(hs.begin(), hs.end(), [&](const Holder& h) { return h.tenant == tenant; });
+  FLEETSIM_CHECK(held != hs.end());  // the tenant's LRU lists only nodes it holds
+  hs.erase(held);
   // Leaves go first (ancestors are never older), so a node nobody holds has
   // no held descendants; free it, and any ancestors that are left empty.
   NodeId n = node;

@@ -27,6 +27,7 @@ namespace fleetsim {
 void RegisterBuiltins(Policies* policies) {
   RegisterBuiltinRouters(&policies->routers);
   RegisterBuiltinGlobalBalancers(&policies->balancers);
+  RegisterBuiltinDegradations(&policies->degradations);
   RegisterBuiltinSchedulers(&policies->schedulers);
   RegisterBuiltinFailureModels(&policies->failure_models);
   RegisterBuiltinAutoscalers(&policies->autoscalers);
@@ -614,9 +615,19 @@ Status ScenarioRun::MakeGateway(Rng balancer_rng, GatewayConfig* out, bool* acti
   for (const DegradationSpec& d : s.degradation) {
     GatewayConfig::Degradation gd;
     gd.name = d.policy;
-    gd.policy = d.policy == "shed" ? GatewayConfig::Degradation::Policy::kShed
-                : d.policy == "cap_output" ? GatewayConfig::Degradation::Policy::kCapOutput
-                                           : GatewayConfig::Degradation::Policy::kFallback;
+    const DegradationRegistry::Entry* e = policies_.degradations.Find(d.policy);
+    if (!e)
+      return Status::Invalid(d.path + ".policy: " +
+                             Unknown("degradation policy", d.policy, policies_.degradations.Names()));
+    DegradationContext dc;
+    dc.path = d.path;
+    dc.max_output_tokens = d.max_output_tokens;
+    if (!d.pool.empty()) {
+      dc.fallback_pool = pool_index(d.pool);
+      if (dc.fallback_pool < 0) return Status::Invalid(d.path + ".pool: " + Unknown("pool", d.pool, pool_names()));
+      dc.fallback_model = pools_[dc.fallback_pool].model->name;
+    }
+    FLEETSIM_RETURN_IF_ERROR(e->factory(dc, &gd.policy));
     if (!d.class_name.empty()) {
       for (const GatewayConfig::PriorityClass& c : g.classes)
         if (c.name == d.class_name) gd.priority = c.priority;
@@ -628,12 +639,7 @@ Status ScenarioRun::MakeGateway(Rng balancer_rng, GatewayConfig* out, bool* acti
     }
     gd.queue_per_replica = d.queue_per_replica;
     gd.predicted_ttft_ms = d.predicted_ttft_ms;
-    gd.max_output_tokens = d.max_output_tokens;
-    if (!d.pool.empty()) {
-      gd.fallback_pool = pool_index(d.pool);
-      if (gd.fallback_pool < 0) return Status::Invalid(d.path + ".pool: " + Unknown("pool", d.pool, pool_names()));
-    }
-    g.degradation.push_back(gd);
+    g.degradation.push_back(std::move(gd));
   }
   // Canary.
   if (s.canary) {

@@ -35,6 +35,7 @@ struct Policies {
   FailureModelRegistry failure_models;
   AutoscalerRegistry autoscalers;
   GlobalBalancerRegistry balancers;
+  DegradationRegistry degradations;
 };
 void RegisterBuiltins(Policies* policies);
 

@@ -924,8 +924,7 @@ void ParseFrontDoor(Obj& fleet, ScenarioSpec* spec, Status* err) {
     DegradationSpec d;
     d.path = path;
     Obj o(j, path, "fleet.degradation[]", err);
-    if (const int p = o.Choice("policy", {"shed", "cap_output", "fallback_model"}, true); p >= 0)
-      d.policy = p == 0 ? "shed" : p == 1 ? "cap_output" : "fallback_model";
+    o.String("policy", &d.policy, true);  // a registered degradation policy, resolved when the run is built
     o.String("class", &d.class_name);
     if (o.ok() && !o.Has("trigger")) o.Fail(path + ".trigger", "required");
     if (o.ok()) {
@@ -937,9 +936,6 @@ void ParseFrontDoor(Obj& fleet, ScenarioSpec* spec, Status* err) {
     }
     o.Int("max_output_tokens", &d.max_output_tokens);
     o.String("pool", &d.pool);
-    if (o.ok() && d.policy == "cap_output" && d.max_output_tokens == 0)
-      o.Fail(path + ".max_output_tokens", "required by cap_output");
-    if (o.ok() && d.policy == "fallback_model" && d.pool.empty()) o.Fail(path + ".pool", "required by fallback_model");
     spec->degradation.push_back(std::move(d));
   });
   ForArray(fleet, "regions", "fleet.regions", err, [&](const json& j, const std::string& path) {

@@ -649,6 +649,12 @@ std::vector<BadCase> BadCases() {
     v.push_back(Case("FallbackToUnknownPool",
                      fleet("degradation", R"([{"policy": "fallback_model", "pool": "small", "trigger": {"queue_per_replica": 4}}])"),
                      {"fleet.degradation[0].pool: unknown pool \"small\""}));
+    v.push_back(Case("UnknownDegradationPolicy",
+                     fleet("degradation", R"([{"policy": "panic", "trigger": {"queue_per_replica": 4}}])"),
+                     {"fleet.degradation[0].policy: unknown degradation policy \"panic\"", "shed", "cap_output"}));
+    v.push_back(Case("CapOutputWithoutItsCap",
+                     fleet("degradation", R"([{"policy": "cap_output", "trigger": {"queue_per_replica": 4}}])"),
+                     {"fleet.degradation[0].max_output_tokens: required by cap_output"}));
     v.push_back(Case("ClientWithoutRoundTripToARegion",
                      With(fleet("regions", R"([{"name": "eu"}, {"name": "us"}])"),
                           [](json& j) {
