@@ -236,16 +236,25 @@ void Cluster::RouteAvoiding(Request&& req, int avoid) {
         if (!pr.config.autoscaler || pr.members.empty() || pr.config.autoscaling.max_replicas == 0 ||
             replicas_[pr.members.front()].replica->options().model != model)
           continue;
+        const int pool = static_cast<int>(&pr - pools_.data());
         if (req.target >= 0 &&
-            std::find(targets_[req.target].begin(), targets_[req.target].end(), &pr - pools_.data()) ==
-                targets_[req.target].end())
+            std::find(targets_[req.target].begin(), targets_[req.target].end(), pool) == targets_[req.target].end())
           continue;
-        Buffer(std::move(req));
+        Buffer(std::move(req), pool);
         return;
       }
     }
-    turn_away(models_.count(model) ? "no_ready_replica" : "unknown_model");
-    return;
+    // Its target (a region, a version, a pool) has nothing ready and none
+    // coming, since it was picked: a region went down under a request in
+    // transit or being retried, a canary was rolled back or promoted. Any
+    // ready replica of its model serves it: the failover a global balancer
+    // does (the round trip already paid stays as it was).
+    if (req.target >= 0 && it != ready_.end() && !it->second.empty()) {
+      ready = &it->second;
+    } else {
+      turn_away(models_.count(model) ? "no_ready_replica" : "unknown_model");
+      return;
+    }
   }
   const std::vector<const ReplicaView*>& cands = *ready;
   size_t pick = router_->Route(req, cands);

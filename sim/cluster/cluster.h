@@ -457,8 +457,9 @@ class Cluster final : private FailureTarget {
   void ScheduleReclaim(int i);
   void SetClass(int i, int cls);
   bool HasCapacity(const PoolRun& pr, const PriceClass& c) const;
-  // Requests held for a model with no ready replica while one is coming.
-  void Buffer(Request&& req);
+  // Requests held for a model with no ready replica while one is coming in
+  // `pool` (an autoscaled pool of the request's model and target).
+  void Buffer(Request&& req, int pool);
   void FlushBuffered(const std::string& model);
   void NoteReady(int pool);
   std::vector<PoolRun> pools_;

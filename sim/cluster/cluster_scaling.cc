@@ -321,7 +321,7 @@ void Cluster::ScheduleReclaim(int i) {
   });
 }
 
-void Cluster::Buffer(Request&& req) {
+void Cluster::Buffer(Request&& req, int pool) {
   const bool fresh = !req.arrival_reported;  // else routed back here from the queue: counted already
   if (fresh) {
     req.arrival_reported = true;
@@ -345,15 +345,11 @@ void Cluster::Buffer(Request&& req) {
     e.rec = UnservedRecord(e.req, -1, sim_.now(), RequestStatus::kFailed, "activator_timeout");
     FailRequest(e, "activator_timeout");
   });
-  for (int p = 0; p < static_cast<int>(pools_.size()); ++p) {
-    PoolRun& pr = pools_[p];
-    if (!pr.config.autoscaler || pr.members.empty() || replicas_[pr.members.front()].replica->options().model != model)
-      continue;
-    if (fresh) pr.arrivals++;
-    // A pool at zero starts one now (the activator pokes the autoscaler).
-    if (pr.desired == 0) Reconcile(p);
-    break;
-  }
+  // The pool that will serve it (of its model and route target) counts the
+  // arrival; at zero it starts one now (the activator pokes the autoscaler).
+  PoolRun& pr = pools_[pool];
+  if (fresh) pr.arrivals++;
+  if (pr.desired == 0) Reconcile(pool);
 }
 
 void Cluster::FlushBuffered(const std::string& model) {

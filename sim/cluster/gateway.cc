@@ -280,6 +280,11 @@ void Gateway::Arrive(Request&& req) {
     req.queue_deadline = now > kTimeNever - c.queue_timeout ? kTimeNever : now + c.queue_timeout;
   }
   if (req.model_id < 0) req.model_id = cluster_.ModelId(req.model.empty() ? cluster_.default_model() : req.model);
+  if (req.model_id < 0) {
+    // No pool serves it: turned away before it costs a route target.
+    Reject(std::move(req), "unknown_model");
+    return;
+  }
   // 2. The tenant's token bucket.
   if (req.tenant_id >= 0) {
     const GatewayConfig::Tenant& t = config_.tenants[req.tenant_id];
@@ -349,6 +354,15 @@ void Gateway::Arrive(Request&& req) {
     }
   }
   const GatewayConfig::Location& where = config_.locations[loc];
+  if (fallback_pool >= 0) {
+    // A fallback goes to its own pool, in that pool's region, round trip
+    // and all.
+    const int r = config_.pools[fallback_pool].region;
+    req.region = r;
+    req.target = PoolTarget(fallback_pool);
+    SendAfter(std::move(req), std::llround(where.rtt_ms[r] * 1e6));
+    return;
+  }
   region_scratch_.resize(config_.regions.size());
   for (size_t r = 0; r < config_.regions.size(); ++r) {
     RegionState& st = region_scratch_[r];
@@ -372,7 +386,10 @@ void Gateway::Arrive(Request&& req) {
   }
   req.region = pick;
   req.target = version == 2 ? Target(served, -1, 2) : Target(served, pick, version);
-  const SimTime rtt = std::llround(where.rtt_ms[pick] * 1e6);
+  SendAfter(std::move(req), std::llround(where.rtt_ms[pick] * 1e6));
+}
+
+void Gateway::SendAfter(Request&& req, SimTime rtt) {
   if (rtt <= 0) {
     Send(std::move(req));
     return;

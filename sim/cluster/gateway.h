@@ -232,6 +232,8 @@ class Gateway {
   int PoolTarget(int pool);
   bool Triggered(const GatewayConfig::Degradation& d, const Request& req);
   void Send(Request&& req);
+  // Sends it once its round trip `rtt` has passed (held in_transit_ meanwhile).
+  void SendAfter(Request&& req, SimTime rtt);
   // Canary.
   void StartStep(size_t step);
   void EndStep();

@@ -113,14 +113,16 @@ void Replica::Enqueue(Request req) {
 
 double Replica::QueueKey(const Request& req) {
   if (options_.queue_order == ReplicaOptions::QueueOrder::kStrict) return static_cast<double>(req.priority);
-  double weight = 1;
-  for (const auto& [priority, w] : options_.class_weights)
-    if (priority == req.priority) weight = w;
+  // Its class (priorities no class lists share one, of weight 1).
+  const size_t classes = options_.class_weights.size();
+  size_t c = classes;
+  for (size_t k = 0; k < classes; ++k)
+    if (options_.class_weights[k].first == req.priority) c = k;
+  const double weight = c < classes ? options_.class_weights[c].second : 1.0;
+  if (class_tag_.size() != classes + 1) class_tag_.assign(classes + 1, 0.0);
   const double v = state_.waiting().empty() ? last_tag_ : state_.seq(state_.waiting().front()).queue_key;
-  auto it = std::find_if(class_tag_.begin(), class_tag_.end(), [&](const auto& e) { return e.first == req.priority; });
-  if (it == class_tag_.end()) it = class_tag_.insert(class_tag_.end(), {req.priority, 0.0});
-  const double tag = std::max(v, it->second) + 1.0 / weight;
-  it->second = tag;
+  const double tag = std::max(v, class_tag_[c]) + 1.0 / weight;
+  class_tag_[c] = tag;
   last_tag_ = std::max(last_tag_, tag);
   return tag;
 }
@@ -312,8 +314,8 @@ int64_t Replica::CachedPrefixTokens(const Request& req) const {
   Sync();
   const PrefixCache* cache = state_.kv().cache();
   if (!cache || req.prefix_blocks.empty() || req.prefix_block_tokens <= 0) return 0;
-  std::vector<PrefixCache::NodeId> nodes;
-  const int64_t ids = static_cast<int64_t>(cache->Match(req.prefix_blocks, &nodes));
+  match_scratch_.clear();  // reused: routers ask this for every candidate
+  const int64_t ids = static_cast<int64_t>(cache->Match(req.prefix_blocks, &match_scratch_));
   return std::min<int64_t>(ids * req.prefix_block_tokens, req.prompt_tokens);
 }
 

@@ -219,11 +219,13 @@ class Replica {
   bool step_pending_ = false;  // a StepAtEndOfInstant event is scheduled
   uint64_t next_batch_id_ = 0;
   uint64_t iterations_ = 0;
-  // Weighted fair queueing: the last tag given per class, and overall.
-  std::vector<std::pair<int32_t, double>> class_tag_;
+  // Weighted fair queueing: the last tag given per class (by index in
+  // class_weights; the last slot: priorities no class lists), and overall.
+  std::vector<double> class_tag_;
   double last_tag_ = 0;
   // Requests in the API server (server_request > 0), by arrival order.
   std::map<uint64_t, Request> in_server_;
+  mutable std::vector<PrefixCache::NodeId> match_scratch_;  // CachedPrefixTokens
   uint64_t next_server_slot_ = 0;
   // Busy time of iterations that ended since the last TakeBusyTime call,
   // counted from that call.

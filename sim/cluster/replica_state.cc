@@ -281,10 +281,20 @@ SeqId ReplicaState::PreemptVictim(Batch* batch, SimTime now) {
     s.reserved = false;
     s.prefilled = 0;
     s.prefill_target = s.req.prompt_tokens + s.generated;
+    // Back where the engine puts it within its class: in front of every
+    // request whose key is not below its own (the front, when the queue is
+    // first come first served: all keys 0), or behind every one not above
+    // it (the back) with requeue_at_back. vLLM's priority queue re-inserts
+    // a preempted request by its (priority, arrival) key likewise.
+    const double key = s.queue_key;
     if (rules_.requeue_at_back) {
-      waiting_.push_back(id);
+      auto at = waiting_.end();
+      while (at != waiting_.begin() && seqs_[*(at - 1)].queue_key > key) --at;
+      waiting_.insert(at, id);
     } else {
-      waiting_.push_front(id);
+      auto at = waiting_.begin();
+      while (at != waiting_.end() && seqs_[*at].queue_key < key) ++at;
+      waiting_.insert(at, id);
     }
     return id;
   }

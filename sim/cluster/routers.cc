@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -129,18 +130,42 @@ class PowerOfTwoRouter final : public Router {
 
 // Lowest KV-cache utilisation as last scraped (vLLM's kv_cache_usage_perc,
 // what llm-d's kv-cache-utilization scorer reads); ties: fewer outstanding,
-// then the lowest index.
+// then the lowest index. Replicas whose metrics are older than
+// max_metrics_age_ms (llm-d's scorers accept 2 s) are passed over while any
+// other is fresh: a hung replica's last figures do not draw traffic.
 class LeastKvRouter final : public Router {
  public:
+  struct Options {
+    double max_metrics_age_ms = 2000;
+  };
+  LeastKvRouter(const Options& o, std::function<SimTime()> now) : o_(o), now_(std::move(now)) {}
   size_t Route(const Request&, std::span<const ReplicaView* const> candidates) override {
-    size_t best = 0;
-    for (size_t i = 1; i < candidates.size(); ++i) {
-      const double u = candidates[i]->metrics().kv_utilization, bu = candidates[best]->metrics().kv_utilization;
-      if (u < bu || (u == bu && candidates[i]->outstanding() < candidates[best]->outstanding())) best = i;
+    const SimTime now = now_ ? now_() : 0;
+    const SimTime max_age = static_cast<SimTime>(o_.max_metrics_age_ms * 1e6);
+    size_t best = candidates.size();
+    bool best_fresh = false;
+    double best_u = 0;
+    int64_t best_load = 0;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const ReplicaMetrics& m = candidates[i]->metrics();
+      const bool fresh = !now_ || (m.at >= 0 && now - m.at <= max_age);
+      const double u = m.kv_utilization;
+      const int64_t load = candidates[i]->outstanding();
+      if (best == candidates.size() || (fresh && !best_fresh) ||
+          (fresh == best_fresh && (u < best_u || (u == best_u && load < best_load)))) {
+        best = i;
+        best_fresh = fresh;
+        best_u = u;
+        best_load = load;
+      }
     }
     return best;
   }
   bool UsesMetrics() const override { return true; }
+
+ private:
+  Options o_;
+  std::function<SimTime()> now_;
 };
 
 // ---- prefix_aware: SGLang's cache-aware router ----
@@ -248,24 +273,26 @@ class SessionAffinityRouter final : public Router {
 
   size_t Route(const Request& req, std::span<const ReplicaView* const> candidates) override {
     if (req.session_id < 0) return LeastOutstanding(candidates);
+    // One ring per model, as Envoy keeps one per cluster.
+    Ring& ring = rings_[candidates[0]->model()];
     bool grew = false;
     for (const ReplicaView* v : candidates) {
       const size_t i = static_cast<size_t>(v->index());
       if (i >= slot_.size()) slot_.resize(i + 1, -1);
-      if (i >= known_.size()) known_.resize(i + 1, false);
-      if (!known_[i]) {
-        known_[i] = true;
-        ++num_known_;
+      if (i >= ring.known.size()) ring.known.resize(i + 1, false);
+      if (!ring.known[i]) {
+        ring.known[i] = true;
+        ++ring.num_known;
         grew = true;
       }
     }
-    if (grew) Rebuild();
+    if (grew) Rebuild(ring);
     for (size_t c = 0; c < candidates.size(); ++c) slot_[candidates[c]->index()] = static_cast<int>(c);
     const uint64_t h = Mix(static_cast<uint64_t>(req.session_id) ^ 0x5e55105e55105ULL);
-    auto it = std::lower_bound(ring_.begin(), ring_.end(), std::make_pair(h, 0));
+    auto it = std::lower_bound(ring.points.begin(), ring.points.end(), std::make_pair(h, 0));
     size_t pick = 0;
-    for (size_t step = 0; step < ring_.size(); ++step, ++it) {
-      if (it == ring_.end()) it = ring_.begin();
+    for (size_t step = 0; step < ring.points.size(); ++step, ++it) {
+      if (it == ring.points.end()) it = ring.points.begin();
       if (slot_[it->second] >= 0) {
         pick = static_cast<size_t>(slot_[it->second]);
         break;
@@ -282,20 +309,24 @@ class SessionAffinityRouter final : public Router {
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
   }
-  void Rebuild() {
-    ring_.clear();
-    const int64_t per = (static_cast<int64_t>(o_.ring_size) + num_known_ - 1) / num_known_;
-    for (size_t r = 0; r < known_.size(); ++r) {
-      if (!known_[r]) continue;
-      for (int64_t k = 0; k < per; ++k) ring_.emplace_back(Mix((uint64_t{r} << 32) ^ static_cast<uint64_t>(k)), static_cast<int>(r));
+  struct Ring {
+    std::vector<std::pair<uint64_t, int>> points;  // (point, replica index), sorted
+    std::vector<bool> known;                      // replicas with points
+    int64_t num_known = 0;
+  };
+  void Rebuild(Ring& ring) const {
+    ring.points.clear();
+    const int64_t per = (static_cast<int64_t>(o_.ring_size) + ring.num_known - 1) / ring.num_known;
+    for (size_t r = 0; r < ring.known.size(); ++r) {
+      if (!ring.known[r]) continue;
+      for (int64_t k = 0; k < per; ++k)
+        ring.points.emplace_back(Mix((uint64_t{r} << 32) ^ static_cast<uint64_t>(k)), static_cast<int>(r));
     }
-    std::sort(ring_.begin(), ring_.end());
+    std::sort(ring.points.begin(), ring.points.end());
   }
 
   Options o_;
-  std::vector<std::pair<uint64_t, int>> ring_;  // (point, replica index), sorted
-  std::vector<bool> known_;
-  int64_t num_known_ = 0;
+  std::map<std::string, Ring, std::less<>> rings_;  // by model
   std::vector<int> slot_;  // replica index -> position among the candidates (-1: not one)
 };
 
@@ -329,11 +360,14 @@ class WeightedScorersRouter final : public Router {
     // Fresh metrics only, unless none is.
     const SimTime now = now_ ? now_() : 0;
     const SimTime max_age = static_cast<SimTime>(o_.max_metrics_age_ms * 1e6);
+    // Each candidate's metrics read once (live ones cost a walk of its queue).
+    metrics_.resize(n);
+    for (size_t i = 0; i < n; ++i) metrics_[i] = candidates[i]->metrics();
     use_.assign(n, true);
     if (now_) {
       bool any = false;
       for (size_t i = 0; i < n; ++i) {
-        const ReplicaMetrics& m = candidates[i]->metrics();
+        const ReplicaMetrics& m = metrics_[i];
         use_[i] = m.at >= 0 && now - m.at <= max_age;
         any = any || use_[i];
       }
@@ -342,8 +376,8 @@ class WeightedScorersRouter final : public Router {
     int64_t max_q = std::numeric_limits<int64_t>::min(), min_q = std::numeric_limits<int64_t>::max();
     for (size_t i = 0; i < n; ++i) {
       if (!use_[i]) continue;
-      max_q = std::max(max_q, candidates[i]->metrics().waiting);
-      min_q = std::min(min_q, candidates[i]->metrics().waiting);
+      max_q = std::max(max_q, metrics_[i].waiting);
+      min_q = std::min(min_q, metrics_[i].waiting);
     }
     matched_.assign(n, 0);
     const int64_t blocks = static_cast<int64_t>(req.prefix_blocks.size());
@@ -364,7 +398,7 @@ class WeightedScorersRouter final : public Router {
     ties_.clear();
     for (size_t i = 0; i < n; ++i) {
       if (!use_[i]) continue;
-      const ReplicaMetrics& m = candidates[i]->metrics();
+      const ReplicaMetrics& m = metrics_[i];
       const double queue = max_q == min_q ? 1.0
                                           : static_cast<double>(max_q - m.waiting) / static_cast<double>(max_q - min_q);
       const double kv = 1.0 - m.kv_utilization;
@@ -389,6 +423,7 @@ class WeightedScorersRouter final : public Router {
   Rng rng_;
   std::function<SimTime()> now_;
   PrefixIndex index_;
+  std::vector<ReplicaMetrics> metrics_;
   std::vector<bool> use_;
   std::vector<int> tenants_;
   std::vector<int64_t> matched_;
@@ -434,7 +469,7 @@ class KvAwareCostRouter final : public Router {
       }
     }
     logits_.resize(n);
-    double max_logit = 0;
+    double max_logit = -std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < n; ++i) {
       const ReplicaView& v = *candidates[i];
       const ReplicaMetrics& m = v.metrics();
@@ -442,7 +477,11 @@ class KvAwareCostRouter final : public Router {
       const double block = std::max(1, v.block_size());
       const double prefill = static_cast<double>(m.queued_prefill_tokens + p.prefill_tokens + req.prompt_tokens -
                                                  cached_[i]);
-      const double decode = static_cast<double>(m.kv_blocks_used + p.blocks);
+      // Active blocks plus those this request would add (its prompt's
+      // blocks beyond what the worker holds): Dynamo's potential blocks.
+      const int64_t own = (std::max<int64_t>(0, req.prompt_tokens - cached_[i]) + v.block_size() - 1) /
+                          std::max(1, v.block_size());
+      const double decode = static_cast<double>(m.kv_blocks_used + p.blocks + own);
       logits_[i] = o_.overlap_score_weight * prefill / block + decode;
       max_logit = std::max(max_logit, logits_[i]);
     }
@@ -460,12 +499,15 @@ class KvAwareCostRouter final : public Router {
       }
       pick = ties_.size() == 1 ? ties_[0] : ties_[rng_.Below(ties_.size())];
     } else {
-      const double scale = max_logit > 0 ? max_logit : 1;
+      // Dynamo's softmax_sample: logits shifted by their minimum and
+      // scaled by their range, so the draw depends on how the workers
+      // compare, not on the logits' size; uniform when all are equal.
       double lo = std::numeric_limits<double>::infinity();
-      for (double l : logits_) lo = std::min(lo, l / scale);
+      for (double l : logits_) lo = std::min(lo, l);
+      const double range = max_logit - lo;
       double total = 0;
       for (double& l : logits_) {
-        l = std::exp(-(l / scale - lo) / o_.router_temperature);  // shifted: no overflow
+        l = range > 0 ? std::exp(-(l - lo) / (range * o_.router_temperature)) : 1.0;
         total += l;
       }
       double u = rng_.Uniform() * total;
@@ -549,8 +591,10 @@ void RegisterBuiltinRouters(RouterRegistry* registry) {
                 });
   registry->Add("least_kv", "lowest KV-cache utilisation as scraped (ties: fewer outstanding)",
                 [](RouterContext ctx, std::unique_ptr<Router>* out) {
-                  FLEETSIM_RETURN_IF_ERROR(ReadOptions(ctx, "least_kv", {}));
-                  *out = std::make_unique<LeastKvRouter>();
+                  LeastKvRouter::Options o;
+                  FLEETSIM_RETURN_IF_ERROR(
+                      ReadOptions(ctx, "least_kv", {{"max_metrics_age_ms", 0, 3.6e6, &o.max_metrics_age_ms}}));
+                  *out = std::make_unique<LeastKvRouter>(o, ctx.now);
                   return Status::Ok();
                 });
   registry->Add("prefix_aware",

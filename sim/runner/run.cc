@@ -444,6 +444,11 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
   run->router_ = policies.routers.Find(s.router);
   if (!run->router_)
     return Status::Invalid(s.file + ": fleet.router: " + Unknown("router", s.router, policies.routers.Names()));
+  if (s.metrics_scrape_ms > 0 && s.metrics_scrape_ms < 1) {
+    char got[64];
+    std::snprintf(got, sizeof got, "%g", s.metrics_scrape_ms);
+    return Status::Invalid(s.file + ": fleet.metrics_scrape_ms: expected 0 (live metrics) or at least 1 ms, got " + got);
+  }
   {
     // The router checks its options when built: once here, so that validate
     // and the planner refuse what the run would.
@@ -505,6 +510,13 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
       bool known = false;
       for (const ClientLocationSpec& c : s.clients) known = known || c.name == m.location;
       if (!known) return Status::Invalid(path + ".location: no fleet.clients location \"" + m.location + "\"");
+    }
+    if (!m.tenant.empty()) {
+      std::vector<std::string> names;
+      for (const TenantSpec& t : s.admission.tenants) names.push_back(t.name);
+      if (std::find(names.begin(), names.end(), m.tenant) == names.end())
+        return Status::Invalid(path + ".tenant: " + Unknown("tenant", m.tenant, names) +
+                               " (fleet.admission.tenants lists them)");
     }
   }
   *out = std::move(run);

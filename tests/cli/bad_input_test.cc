@@ -655,6 +655,12 @@ std::vector<BadCase> BadCases() {
     v.push_back(Case("CapOutputWithoutItsCap",
                      fleet("degradation", R"([{"policy": "cap_output", "trigger": {"queue_per_replica": 4}}])"),
                      {"fleet.degradation[0].max_output_tokens: required by cap_output"}));
+    v.push_back(Case("MixTenantNotListed",
+                     With(fleet("admission", R"({"tenants": [{"name": "acme", "rate_per_s": 5}]})"),
+                          [](json& j) { j["traffic"]["mix"] = json::parse(R"([{"weight": 1, "tenant": "acne"}])"); }),
+                     {"traffic.mix[0].tenant: unknown tenant \"acne\"", "known: acme"}));
+    v.push_back(Case("ScrapeIntervalBelowAMillisecond", fleet("metrics_scrape_ms", "0.001"),
+                     {"fleet.metrics_scrape_ms: expected 0 (live metrics) or at least 1 ms, got 0.001"}));
     v.push_back(Case("ClientWithoutRoundTripToARegion",
                      With(fleet("regions", R"([{"name": "eu"}, {"name": "us"}])"),
                           [](json& j) {

@@ -157,6 +157,9 @@ TEST(FrontDoor, NearestRegionPaysItsRoundTripAndFailsOverOnAnOutage) {
   EXPECT_GE(us, 75);  // arrivals from 20 s on: 2 per second up to 60 s
   EXPECT_EQ(out["regions"]["eu"]["requests"]["arrived"].get<int64_t>() + us, 120);
   EXPECT_GE(out["regions"]["us"]["latency_ms"]["ttft"]["p50"].get<double>(), 90.0);
+  // What eu let go of when it went down (retries, requests on their way)
+  // fails over to us rather than being turned away.
+  EXPECT_EQ(Reason(out, "no_ready_replica"), 0) << out["requests"].dump();
 }
 
 TEST(FrontDoor, CanaryOfTheSameVersionIsPromotedAndASlowerOneRolledBack) {

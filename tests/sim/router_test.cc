@@ -368,24 +368,30 @@ TEST(WeightedScorersRouter, SeesQueuesAsLastScraped) {
   EXPECT_EQ(rig.Pick(Prompt(100)), 1u);
 }
 
-// Dynamo: logit = w x (queued prefill + uncached prompt) / block + decode blocks.
+// Dynamo: logit = w x (queued prefill + uncached prompt) / block
+//                + decode blocks (active, plus the request's own uncached ones).
 TEST(KvAwareCostRouter, LowestLogitWinsAndTemperatureSamplesBySoftmax) {
   RouterRig rig({"m", "m"});
   std::unique_ptr<Router> r;
   ASSERT_TRUE(MakeRouter("kv_aware_cost", rig.sim, {{"approximate", 1}}, &r).ok());
   rig.Use(std::move(r));
   // Replica 0 queues 160 prefill tokens and (the router believes) caches
-  // the whole 320-token prompt: (160 + 0) / 16 = 10 against (0 + 320) / 16 = 20.
+  // the whole 320-token prompt: (160 + 0) / 16 + 0 = 10 against
+  // (0 + 320) / 16 + 320 / 16 = 40.
   rig.Load(0, 1, 160);
   const Request req = Prompt(320, {1, 2}, 160);
   rig.router->Sent(req, rig.cluster.view(0));
   EXPECT_EQ(rig.Pick(req), 0u);
-  // Two more waiting there: (480 + 0) / 16 = 30 > 20.
+  // Two more waiting there: 480 / 16 = 30, still below 40.
+  rig.Load(0, 2, 160);
+  EXPECT_EQ(rig.Pick(req), 0u);
+  // Two more: 800 / 16 = 50 > 40.
   rig.Load(0, 2, 160);
   EXPECT_EQ(rig.Pick(req), 1u);
 
-  // Temperature 1: logits 30 and 20 over their max are 1 and 2/3, so
-  // replica 1 is drawn with probability 1 / (1 + exp(-1/3)).
+  // Temperature 1: logits 50 and 40, shifted by the least and scaled by
+  // their range, are 1 and 0, so replica 1 is drawn with probability
+  // 1 / (1 + exp(-1)).
   std::unique_ptr<Router> warm;
   ASSERT_TRUE(MakeRouter("kv_aware_cost", rig.sim, {{"approximate", 1}, {"router_temperature", 1}}, &warm).ok());
   rig.Use(std::move(warm));
@@ -393,7 +399,7 @@ TEST(KvAwareCostRouter, LowestLogitWinsAndTemperatureSamplesBySoftmax) {
   int ones = 0;
   const int n = 20000;
   for (int k = 0; k < n; ++k) ones += rig.Pick(req) == 1u;
-  EXPECT_NEAR(ones / static_cast<double>(n), 1.0 / (1.0 + std::exp(-1.0 / 3.0)), 0.015);
+  EXPECT_NEAR(ones / static_cast<double>(n), 1.0 / (1.0 + std::exp(-1.0)), 0.015);
 }
 
 TEST(KvAwareCostRouter, CountsWhatItSentSinceTheLastScrape) {
