@@ -761,11 +761,22 @@ int CmdValidate(const std::string& path, const std::vector<std::string>& overrid
     for (const TenantSpec& t : ad.tenants)
       std::printf("  tenant    %-12s %s\n", t.name.c_str(),
                   t.rate_per_s ? (std::to_string(*t.rate_per_s) + " req/s").c_str() : "no rate limit");
-    for (const DegradationSpec& d : sp.degradation)
+    for (const DegradationSpec& d : sp.degradation) {
+      std::string when;
+      auto add = [&when](const std::string& w) { when += (when.empty() ? "" : " or ") + w; };
+      char num[64];
+      if (d.queue_per_replica > 0) {
+        std::snprintf(num, sizeof num, "%g", d.queue_per_replica);
+        add(std::string("queue per replica >= ") + num);
+      }
+      if (d.predicted_ttft_ms > 0) {
+        std::snprintf(num, sizeof num, "%g", d.predicted_ttft_ms);
+        add(std::string("predicted TTFT >= ") + num + " ms");
+      }
+      if (d.saturated) add("every replica saturated");
       std::printf("  degrade   %s of class %s when %s\n", d.policy.c_str(),
-                  d.class_name.empty() ? "(lowest)" : d.class_name.c_str(),
-                  d.queue_per_replica > 0 ? ("queue per replica >= " + std::to_string(d.queue_per_replica)).c_str()
-                                          : ("predicted TTFT >= " + std::to_string(d.predicted_ttft_ms) + " ms").c_str());
+                  d.class_name.empty() ? "(lowest)" : d.class_name.c_str(), when.c_str());
+    }
     if (!sp.regions.empty()) {
       std::printf("  regions  ");
       for (const std::string& r : sp.regions) std::printf(" %s", r.c_str());

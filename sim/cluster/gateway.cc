@@ -253,6 +253,20 @@ bool Gateway::Triggered(const GatewayConfig::Degradation& d, const Request& req)
     for (const ReplicaView* v : cands) waiting += v->waiting();
     if (static_cast<double>(waiting) / static_cast<double>(cands.size()) >= d.queue_per_replica) return true;
   }
+  if (d.saturated) {
+    const GatewayConfig::SaturationDetector& sd = config_.saturation;
+    const SimTime now = sim_.now();
+    bool all = true;
+    for (const ReplicaView* v : cands) {
+      const ReplicaMetrics& m = v->metrics();
+      const bool stale = m.at < 0 || now - m.at > sd.metrics_staleness;
+      if (!stale && m.waiting < sd.queue_depth && m.kv_utilization < sd.kv_utilization) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return true;
+  }
   if (d.predicted_ttft_ms > 0) {
     // The best replica's queued prefill plus this prompt, at its pool's
     // prefill speed: a lower bound on the TTFT it would see (decode steps

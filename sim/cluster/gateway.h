@@ -146,7 +146,18 @@ struct GatewayConfig {
     int32_t priority = -1;   // the class it applies to (-1: the lowest class, the largest priority)
     double queue_per_replica = 0;   // trigger: requests waiting per ready replica of the model at least this
     double predicted_ttft_ms = 0;   // trigger: predicted TTFT on the best replica at least this
+    bool saturated = false;         // trigger: every replica saturated (SaturationDetector)
   };
+  // llm-d's saturation detector (gateway-api-inference-extension's
+  // saturationdetector defaults): a replica is saturated when its scraped
+  // waiting queue is at least queue_depth, its KV utilisation at least
+  // kv_utilization, or its metrics are older than metrics_staleness.
+  struct SaturationDetector {
+    int64_t queue_depth = 5;
+    double kv_utilization = 0.8;
+    SimTime metrics_staleness = 200 * kMillisecond;
+  };
+  SaturationDetector saturation;
   std::vector<Degradation> degradation;
 
   // Regions: names, client locations with their RTT to each region, and

@@ -651,6 +651,7 @@ Status ScenarioRun::MakeGateway(Rng balancer_rng, GatewayConfig* out, bool* acti
     }
     gd.queue_per_replica = d.queue_per_replica;
     gd.predicted_ttft_ms = d.predicted_ttft_ms;
+    gd.saturated = d.saturated;
     g.degradation.push_back(std::move(gd));
   }
   // Canary.
@@ -1032,7 +1033,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     FLEETSIM_RETURN_IF_ERROR(router_->factory(std::move(rc), &router).WithPrefix(spec_.file + ": "));
     cluster.SetRouter(std::move(router));
     for (const DegradationSpec& d : spec_.degradation)
-      if (d.predicted_ttft_ms > 0) cluster.RequireMetrics();
+      if (d.predicted_ttft_ms > 0 || d.saturated) cluster.RequireMetrics();
     cluster.SetMetricsScrape(std::llround(spec_.metrics_scrape_ms * 1e6));
   }
   const bool reliability = spec_.reliability.active();

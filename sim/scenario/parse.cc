@@ -38,7 +38,7 @@ const KeyTable kTables[] = {
     {"fleet.admission.classes[]", {"name", "priority", "weight", "queue_timeout_s"}},
     {"fleet.admission.tenants[]", {"name", "rate_per_s", "burst"}},
     {"fleet.degradation[]", {"policy", "class", "trigger", "max_output_tokens", "pool"}},
-    {"fleet.degradation[].trigger", {"queue_per_replica", "predicted_ttft_ms"}},
+    {"fleet.degradation[].trigger", {"queue_per_replica", "predicted_ttft_ms", "saturated"}},
     {"fleet.regions[]", {"name"}},
     {"fleet.clients[]", {"name", "rtt_ms"}},
     {"fleet.global_balancer", {"policy", "latency_budget_ms", "saturation_outstanding", "weights"}},
@@ -931,8 +931,11 @@ void ParseFrontDoor(Obj& fleet, ScenarioSpec* spec, Status* err) {
       Obj t(o.At("trigger"), path + ".trigger", "fleet.degradation[].trigger", err);
       t.Number("queue_per_replica", &d.queue_per_replica);
       t.Number("predicted_ttft_ms", &d.predicted_ttft_ms);
-      if (t.ok() && d.queue_per_replica == 0 && d.predicted_ttft_ms == 0)
-        t.Fail(path + ".trigger", "give queue_per_replica or predicted_ttft_ms");
+      std::optional<bool> saturated;
+      t.OptBool("saturated", &saturated);
+      d.saturated = saturated.value_or(false);
+      if (t.ok() && d.queue_per_replica == 0 && d.predicted_ttft_ms == 0 && !d.saturated)
+        t.Fail(path + ".trigger", "give queue_per_replica, predicted_ttft_ms or saturated");
     }
     o.Int("max_output_tokens", &d.max_output_tokens);
     o.String("pool", &d.pool);

@@ -129,6 +129,7 @@ struct DegradationSpec {
   std::string class_name;    // empty: the lowest class
   double queue_per_replica = 0;
   double predicted_ttft_ms = 0;
+  bool saturated = false;    // llm-d's saturation detector: every replica saturated
   int32_t max_output_tokens = 0;
   std::string pool;          // fallback_model: the pool serving the smaller model
 };

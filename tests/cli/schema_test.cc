@@ -194,7 +194,7 @@ json GeneratorBase() {
                   {"tenants", json::array({{{"name", "t"}, {"rate_per_s", 10}, {"burst", 20}}})}}},
                 {"degradation", json::array({{{"policy", "cap_output"},
                                               {"class", "c"},
-                                              {"trigger", {{"queue_per_replica", 8}, {"predicted_ttft_ms", 2000}}},
+                                              {"trigger", {{"queue_per_replica", 8}, {"predicted_ttft_ms", 2000}, {"saturated", true}}},
                                               {"max_output_tokens", 128},
                                               {"pool", "p"}}})},
                 {"regions", json::array({{{"name", "r"}}})},

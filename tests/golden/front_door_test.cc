@@ -115,6 +115,23 @@ TEST(FrontDoor, CapOutputDegradesTheLowestClassUnderOverloadOnly) {
   EXPECT_EQ(light["degraded"]["requests"], 0);
 }
 
+TEST(FrontDoor, SaturationDetectorShedsTheSheddableClassOnlyWhenEveryReplicaIsSaturated) {
+  // llm-d: a replica is saturated at 5 waiting or 80% KV; the sheddable
+  // class is rejected while every replica is.
+  json j = Base(16, 600, 2048, 256);
+  j["fleet"]["admission"] = json::parse(R"({"classes": [{"name": "critical", "priority": 0}, {"name": "sheddable", "priority": 1}]})");
+  j["fleet"]["degradation"] = json::parse(R"([{"policy": "shed", "trigger": {"saturated": true}}])");
+  j["traffic"]["mix"] = json::parse(R"([{"weight": 1, "priority": 0}, {"weight": 1, "priority": 1}])");
+  const json over = SummaryOf(RunJson(j, "saturated_over"));
+  const int64_t shed = Reason(over, "shed");
+  EXPECT_GT(shed, 0);
+  EXPECT_EQ(over["classes"]["sheddable"]["requests"]["rejected"], shed);
+  EXPECT_EQ(over["classes"]["critical"]["requests"]["rejected"], 0);
+  j["traffic"]["generator"]["rate_per_s"] = 0.5;
+  j["traffic"]["max_requests"] = 20;
+  EXPECT_EQ(Reason(SummaryOf(RunJson(j, "saturated_light")), "shed"), 0);
+}
+
 TEST(FrontDoor, FallbackModelServesTheOverflowOnItsOwnPool) {
   json j = Base(12, 400, 2048, 256);
   j["model"] = "Llama-3.1-70B";
