@@ -42,6 +42,10 @@ SeqId ReplicaState::Enqueue(Request req, SimTime now, double key) {
   s.prefill_target = s.req.prompt_tokens;
   s.enqueued = now;
   s.queue_key = key;
+  if (waiting_.empty() || seqs_[waiting_.back()].queue_key <= key) {
+    waiting_.push_back(id);  // first come first served, and most arrivals of an ordered queue
+    return id;
+  }
   auto at = waiting_.end();
   while (at != waiting_.begin() && seqs_[*(at - 1)].queue_key > key) --at;
   waiting_.insert(at, id);
