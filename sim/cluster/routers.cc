@@ -72,6 +72,23 @@ int64_t BlockTokens(const Request& req, int64_t blocks) {
   return std::min<int64_t>(blocks * req.prefix_block_tokens, req.prompt_tokens);
 }
 
+// Leading prefix blocks of `req` each candidate holds, into *matched: the
+// engines' true caches with `oracle`, else what the router's own index
+// believes it sent them (*tenants is scratch).
+void MatchedBlocks(const Request& req, std::span<const ReplicaView* const> candidates, bool oracle,
+                   PrefixIndex& index, std::vector<int>* tenants, std::vector<int64_t>* matched) {
+  matched->assign(candidates.size(), 0);
+  if (oracle) {
+    if (req.prefix_block_tokens <= 0) return;
+    for (size_t i = 0; i < candidates.size(); ++i)
+      (*matched)[i] = (candidates[i]->CachedPrefixTokens(req) + req.prefix_block_tokens - 1) / req.prefix_block_tokens;
+    return;
+  }
+  tenants->clear();
+  for (const ReplicaView* v : candidates) tenants->push_back(v->index());
+  index.Match(req.prefix_blocks, *tenants, matched);
+}
+
 // ---- round_robin, random, least_outstanding, power_of_two, least_kv ----
 
 // Cycles through the candidates with one counter (Envoy's ROUND_ROBIN with
@@ -208,7 +225,7 @@ class PrefixAwareRouter final : public Router {
     const bool imbalanced = static_cast<double>(max_load - min_load) > o_.balance_abs_threshold &&
                             static_cast<double>(max_load) > o_.balance_rel_threshold * static_cast<double>(min_load);
     if (imbalanced || req.prefix_blocks.empty() || req.prompt_tokens <= 0) return LeastOutstanding(candidates);
-    Matched(req, candidates);
+    MatchedBlocks(req, candidates, o_.oracle, index_, &tenants_, &matched_);
     size_t best = 0;
     for (size_t i = 1; i < candidates.size(); ++i)
       if (matched_[i] > matched_[best]) best = i;
@@ -232,20 +249,6 @@ class PrefixAwareRouter final : public Router {
   }
 
  private:
-  void Matched(const Request& req, std::span<const ReplicaView* const> candidates) {
-    matched_.assign(candidates.size(), 0);
-    if (o_.oracle) {
-      for (size_t i = 0; i < candidates.size(); ++i)
-        matched_[i] = req.prefix_block_tokens > 0
-                          ? (candidates[i]->CachedPrefixTokens(req) + req.prefix_block_tokens - 1) /
-                                req.prefix_block_tokens
-                          : 0;
-      return;
-    }
-    tenants_.clear();
-    for (const ReplicaView* v : candidates) tenants_.push_back(v->index());
-    index_.Match(req.prefix_blocks, tenants_, &matched_);
-  }
   int64_t TreeSize(const ReplicaView& v) const {
     return o_.oracle ? v.CachedBlocks() : index_.TenantBlocks(v.index());
   }
@@ -381,19 +384,7 @@ class WeightedScorersRouter final : public Router {
     }
     matched_.assign(n, 0);
     const int64_t blocks = static_cast<int64_t>(req.prefix_blocks.size());
-    if (o_.prefix_weight > 0 && blocks > 0) {
-      if (o_.oracle) {
-        for (size_t i = 0; i < n; ++i)
-          matched_[i] = req.prefix_block_tokens > 0 ? (candidates[i]->CachedPrefixTokens(req) +
-                                                       req.prefix_block_tokens - 1) /
-                                                          req.prefix_block_tokens
-                                                    : 0;
-      } else {
-        tenants_.clear();
-        for (const ReplicaView* v : candidates) tenants_.push_back(v->index());
-        index_.Match(req.prefix_blocks, tenants_, &matched_);
-      }
-    }
+    if (o_.prefix_weight > 0 && blocks > 0) MatchedBlocks(req, candidates, o_.oracle, index_, &tenants_, &matched_);
     double best = -std::numeric_limits<double>::infinity();
     ties_.clear();
     for (size_t i = 0; i < n; ++i) {
@@ -435,10 +426,10 @@ class WeightedScorersRouter final : public Router {
 // Dynamo's KV router (lib/llm/src/kv_router, scheduler.rs / selector.rs):
 //   logit = overlap_score_weight x (prefill tokens queued on the worker +
 //           this request's tokens not cached there) / block size
-//         + the worker's decode blocks,
+//         + the worker's decode blocks (active, and this request's own),
 // lowest wins at router temperature 0 (ties at random); above 0 a worker
-// is drawn with probability proportional to exp(-logit / T) over logits
-// divided by their maximum. Dynamo tracks the workers' cached blocks from
+// is drawn with probability proportional to exp(-(logit - min) / ((max -
+// min) x T)), Dynamo's softmax_sample. Dynamo tracks the workers' cached blocks from
 // their KV events (the engines' true caches, as here by default; with
 // `approximate` from its own record of what it sent, as its
 // ApproxKvIndexer does) and their active prefill tokens and blocks from
@@ -460,9 +451,7 @@ class KvAwareCostRouter final : public Router {
     cached_.assign(n, 0);
     if (!req.prefix_blocks.empty()) {
       if (o_.approximate) {
-        tenants_.clear();
-        for (const ReplicaView* v : candidates) tenants_.push_back(v->index());
-        index_.Match(req.prefix_blocks, tenants_, &cached_);
+        MatchedBlocks(req, candidates, false, index_, &tenants_, &cached_);
         for (int64_t& c : cached_) c = BlockTokens(req, c);
       } else {
         for (size_t i = 0; i < n; ++i) cached_[i] = candidates[i]->CachedPrefixTokens(req);
