@@ -494,18 +494,17 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
     bool active = false;
     FLEETSIM_RETURN_IF_ERROR(run->MakeGateway(Rng(0), &g, &active).WithPrefix(s.file + ": "));
   }
-  if (s.traffic.kind == TrafficSpec::Kind::kGenerator && !s.traffic.model.empty()) {
-    bool served = false;
-    for (const PoolPlan& p : run->pools_) served = served || p.model->name == s.traffic.model;
-    if (!served)
-      return Status::Invalid(s.file + ": traffic.generator.model: no pool serves \"" + s.traffic.model + "\"");
-  }
+  auto served = [&run](const std::string& model) {
+    for (const PoolPlan& p : run->pools_)
+      if (p.model->name == model) return true;
+    return false;
+  };
+  if (s.traffic.kind == TrafficSpec::Kind::kGenerator && !s.traffic.model.empty() && !served(s.traffic.model))
+    return Status::Invalid(s.file + ": traffic.generator.model: no pool serves \"" + s.traffic.model + "\"");
   for (size_t i = 0; i < s.traffic.mix.size(); ++i) {
     const TrafficSpec::MixEntry& m = s.traffic.mix[i];
     const std::string path = s.file + ": traffic.mix[" + std::to_string(i) + "]";
-    bool served = m.model.empty();
-    for (const PoolPlan& p : run->pools_) served = served || p.model->name == m.model;
-    if (!served) return Status::Invalid(path + ".model: no pool serves \"" + m.model + "\"");
+    if (!m.model.empty() && !served(m.model)) return Status::Invalid(path + ".model: no pool serves \"" + m.model + "\"");
     if (!m.location.empty()) {
       bool known = false;
       for (const ClientLocationSpec& c : s.clients) known = known || c.name == m.location;
