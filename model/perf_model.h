@@ -20,6 +20,18 @@ inline constexpr const char* kOpKinds[] = {
     "gemm", "attention_prefill", "attention_decode", "elementwise",
     "all_reduce", "cpu_overhead", "swap", "launch", "server"};
 
+// One iteration's time as pipeline stages share it (pp > 1): the engine's
+// CPU time, which the driver spends before the first stage; the GPU time of
+// every layer together, of which each stage runs its layers' share; and the
+// per-iteration GPU work only the last stage runs (lm_head, logits gather,
+// sampling). Activation sends between stages are not in it: the executor
+// prices them on the links between the stages' GPUs.
+struct IterationSplit {
+  int64_t cpu_ns = 0;
+  int64_t layers_ns = 0;
+  int64_t head_ns = 0;
+};
+
 class PerfModel {
  public:
   virtual ~PerfModel() = default;
@@ -27,6 +39,9 @@ class PerfModel {
   // including the engine's CPU overhead. Deterministic: same shape, same
   // answer. REQUIRES: !shape.empty().
   virtual int64_t IterationNs(const BatchShape& shape) const = 0;
+  // The split of an iteration for pipeline stages. The default puts it all
+  // in the layers. REQUIRES: !shape.empty().
+  virtual IterationSplit Split(const BatchShape& shape) const { return {0, IterationNs(shape), 0}; }
   // (operator kind, source) pairs, e.g. ("gemm", "roofline").
   virtual std::vector<std::pair<std::string, std::string>> Sources() const = 0;
 };

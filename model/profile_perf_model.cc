@@ -176,7 +176,21 @@ int64_t ProfilePerfModel::IterationNs(const BatchShape& shape) const {
   FLEETSIM_CHECK(!shape.empty());
   // A swap-only iteration runs no layer: nothing for the profile to time.
   if (shape.tokens() == 0) return roofline_.IterationNs(shape);
-  const RooflinePerfModel::Breakdown b = roofline_.Explain(shape);
+  RooflinePerfModel::Breakdown b;
+  const double total = TotalNs(shape, &b);
+  return std::max<int64_t>(1, std::llround(std::min(total, 1e15)));
+}
+
+IterationSplit ProfilePerfModel::Split(const BatchShape& shape) const {
+  FLEETSIM_CHECK(!shape.empty());
+  if (shape.tokens() == 0) return roofline_.Split(shape);
+  RooflinePerfModel::Breakdown b;
+  const double total = TotalNs(shape, &b);
+  return SplitOf(b, total);
+}
+
+double ProfilePerfModel::TotalNs(const BatchShape& shape, RooflinePerfModel::Breakdown* out) const {
+  const RooflinePerfModel::Breakdown& b = *out = roofline_.Explain(shape);
   double total = b.total_ns();
   // A step the engine runs as a CUDA graph computes its GEMMs, elementwise
   // kernels and all-reduces on the captured size's rows (as the roofline's
@@ -202,7 +216,7 @@ int64_t ProfilePerfModel::IterationNs(const BatchShape& shape) const {
   // an absurd but accepted profile is capped at 1e15 ns (11.6 days) per
   // iteration rather than overflowing the clock.
   FLEETSIM_CHECK(!std::isnan(total));
-  return std::max<int64_t>(1, std::llround(std::min(total, 1e15)));
+  return total;
 }
 
 std::vector<std::pair<std::string, std::string>> ProfilePerfModel::Sources() const {

@@ -52,9 +52,12 @@ class ProfilePerfModel final : public PerfModel {
                        const RooflineOptions& roofline, std::unique_ptr<ProfilePerfModel>* out);
 
   int64_t IterationNs(const BatchShape& shape) const override;
+  IterationSplit Split(const BatchShape& shape) const override;
   std::vector<std::pair<std::string, std::string>> Sources() const override;
 
  private:
+  // The iteration's time, unrounded, and the roofline breakdown it corrects.
+  double TotalNs(const BatchShape& shape, RooflinePerfModel::Breakdown* b) const;
   enum class Source { kRoofline, kProfile, kFitted };
 
   ProfilePerfModel(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& shard, const EngineSpec& engine,

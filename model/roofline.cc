@@ -303,7 +303,10 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
   launches += elementwise_launches_;
 
   if (shard_.tp > 1) b.all_reduce_ns = all_reduces_ * AllReduceNs(tokens * ar_bytes_per_token_);
-  if (shard_.pp > 1) b.all_reduce_ns += pp_fixed_ns_ + tokens * pp_ns_per_token_;
+  if (shard_.pp > 1) {
+    b.pp_send_ns = pp_fixed_ns_ + tokens * pp_ns_per_token_;
+    b.all_reduce_ns += b.pp_send_ns;
+  }
   if (shard_.tp > 1 && shape.sampled_seqs > 0) {
     b.gather_ns = gather_fixed_ns_ + sampled * gather_ns_per_sampled_;
     b.all_reduce_ns += b.gather_ns;
@@ -330,6 +333,21 @@ int64_t RooflinePerfModel::IterationNs(const BatchShape& shape) const {
   // Scenario bounds keep a step far below this (efficiencies >= 1e-3); the
   // cap, as in ProfilePerfModel, keeps llround defined whatever the inputs.
   return std::max<int64_t>(1, std::llround(std::min(Explain(shape).total_ns(), 1e15)));
+}
+
+IterationSplit SplitOf(const RooflinePerfModel::Breakdown& b, double total_ns) {
+  IterationSplit s;
+  const double cpu = b.cpu_overhead_ns;
+  const double head = b.lm_head_ns + b.gather_ns;
+  s.cpu_ns = std::llround(cpu);
+  s.head_ns = std::llround(head);
+  s.layers_ns = std::max<int64_t>(1, std::llround(std::min(total_ns - cpu - head - b.pp_send_ns, 1e15)));
+  return s;
+}
+
+IterationSplit RooflinePerfModel::Split(const BatchShape& shape) const {
+  const Breakdown b = Explain(shape);
+  return SplitOf(b, b.total_ns());
 }
 
 std::vector<std::pair<std::string, std::string>> RooflinePerfModel::Sources() const {

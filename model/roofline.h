@@ -69,6 +69,7 @@ class RooflinePerfModel final : public PerfModel {
   RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& shard,
                     const EngineSpec& engine, const RooflineOptions& options = {});
   int64_t IterationNs(const BatchShape& shape) const override;
+  IterationSplit Split(const BatchShape& shape) const override;
   std::vector<std::pair<std::string, std::string>> Sources() const override;
 
   // Time of one operator kind for `shape`, in ns, summed over all layers
@@ -81,6 +82,10 @@ class RooflinePerfModel final : public PerfModel {
     // all-gather under tp (in all_reduce_ns). Per-layer sources (profiles)
     // replace the rest and keep these.
     double lm_head_ns = 0, gather_ns = 0;
+    // The activation sends between pipeline stages (in all_reduce_ns), as
+    // priced on the GPU's peer link; a pipeline executor prices them on the
+    // topology instead (IterationSplit leaves them out).
+    double pp_send_ns = 0;
     // Time the GPU waits for the CPU to launch the kernels of a step that
     // runs outside a CUDA graph (in total_ns).
     double launch_stall_ns = 0;
@@ -167,5 +172,11 @@ class RooflinePerfModel final : public PerfModel {
   EngineSpec engine_;
   RooflineOptions options_;
 };
+
+// The split of an iteration whose breakdown is `b` and whose total (the
+// breakdown's, or a profile's with per-layer parts replaced) is `total_ns`:
+// the CPU and head parts as `b` prices them, the rest less the pipeline
+// sends in the layers.
+IterationSplit SplitOf(const RooflinePerfModel::Breakdown& b, double total_ns);
 
 }  // namespace fleetsim

@@ -23,7 +23,7 @@ inline ShardDims LocalDims(const ModelSpec& model, const ShardPlan& shard) {
   d.heads = model.heads / shard.tp;
   d.kv_heads = (model.kv_heads + shard.tp - 1) / shard.tp;
   d.intermediate = (model.intermediate + shard.tp - 1) / shard.tp;
-  d.layers = (model.layers + shard.pp - 1) / shard.pp;
+  d.layers = shard.stage_layers > 0 ? shard.stage_layers : (model.layers + shard.pp - 1) / shard.pp;
   return d;
 }
 

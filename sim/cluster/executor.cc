@@ -5,18 +5,77 @@
 
 namespace fleetsim {
 
-void SimulatedExecutor::Launch(uint64_t batch_id, const BatchShape& shape) {
-  // With pp stages a batch occupies the first stage for 1/pp of its time;
-  // the next batch can enter once the stage frees. In the spine pp = 1, so
-  // batches run back to back.
-  const SimTime duration = perf_.IterationNs(shape);
-  const SimTime start = std::max(sim_.now(), busy_until_);
-  const SimTime end = start + duration;
-  busy_until_ = start + duration / depth_;
-  sim_.At(end, [this, batch_id] { done_(batch_id); });
+std::vector<int> DefaultLayerSplit(int layers, int pp) {
+  FLEETSIM_CHECK(pp >= 1 && layers >= pp);
+  std::vector<int> split(static_cast<size_t>(pp), layers / pp);
+  // The remainder, one layer each, to the stages before the last, from the
+  // second-to-last backwards (a single stage keeps them all).
+  int rest = layers % pp;
+  for (int i = pp - 2; rest > 0 && i >= 0; --i, --rest) ++split[static_cast<size_t>(i)];
+  if (rest > 0) split.back() += rest;
+  return split;
+}
+
+SimulatedExecutor::SimulatedExecutor(Simulation& sim, const PerfModel& perf, const PipelinePlan* pipeline, Done done)
+    : sim_(sim),
+      perf_(perf),
+      plan_(pipeline != nullptr && pipeline->stages() > 1 ? pipeline : nullptr),
+      depth_(plan_ ? plan_->stages() : 1),
+      done_(std::move(done)),
+      stage_free_(static_cast<size_t>(depth_), 0),
+      stage_busy_(static_cast<size_t>(depth_), 0) {
+  if (plan_) {
+    FLEETSIM_CHECK(static_cast<int>(plan_->links.size()) == depth_ - 1);
+    for (int l : plan_->layers) {
+      FLEETSIM_CHECK(l >= 1);
+      total_layers_ += l;
+    }
+  }
+}
+
+void SimulatedExecutor::Launch(const LaunchedBatch& batch) {
+  const uint64_t id = batch.id;
+  if (!plan_) {
+    // One stage: batches run back to back.
+    const SimTime start = std::max(sim_.now(), busy_until_);
+    const SimTime end = start + perf_.IterationNs(batch.shape);
+    busy_until_ = end;
+    stage_busy_[0] += end - start;
+    sim_.At(end, [this, id] { done_(id); });
+    return;
+  }
+  const IterationSplit split = perf_.Split(batch.shape);
+  // The driver prepares the batch, then it passes the stages in turn; a
+  // stage takes it once the one before has sent it and its own previous
+  // batch is done.
+  SimTime t = std::max(sim_.now(), cpu_free_) + split.cpu_ns;
+  cpu_free_ = t;
+  const double tokens = static_cast<double>(batch.shape.tokens());
+  const double layers_ns = static_cast<double>(split.layers_ns);
+  for (int i = 0; i < depth_; ++i) {
+    const size_t k = static_cast<size_t>(i);
+    SimTime ns = std::llround(layers_ns * plan_->layers[k] / total_layers_);
+    if (i == depth_ - 1) ns += split.head_ns;
+    const SimTime start = std::max(t, stage_free_[k]);
+    t = start + std::max<SimTime>(ns, 1);
+    stage_free_[k] = t;
+    stage_busy_[k] += t - start;
+    if (i + 1 < depth_ && tokens > 0) {
+      const StageLink& link = plan_->links[k];
+      t += std::llround(link.alpha_ns + tokens * plan_->send_bytes_per_token / link.gbps);
+    }
+  }
+  sim_.At(t, [this, id] { done_(id); });
+}
+
+void SimulatedExecutor::Reset() {
+  busy_until_ = 0;
+  cpu_free_ = 0;
+  std::fill(stage_free_.begin(), stage_free_.end(), 0);
 }
 
 void SimulatedExecutor::Resume(uint64_t batch_id, SimTime end) {
+  FLEETSIM_CHECK(spans());
   sim_.At(end, [this, batch_id] { done_(batch_id); });
 }
 

@@ -24,10 +24,15 @@ Replica::Replica(Simulation& sim, const ReplicaOptions& options,
       scheduler_(std::move(scheduler)),
       observer_(observer),
       state_(options.kv_blocks, options.block_size, options.preemption, options.host_kv_blocks,
-             PrefixCacheFor(*scheduler_, options), scheduler_->state_rules()),
-      executor_(sim, perf, options.pipeline_depth, [this](uint64_t id) { OnBatchDone(id); }),
+             PrefixCacheFor(*scheduler_, options), scheduler_->state_rules(),
+             options.pipeline ? std::max(1, options.pipeline->stages()) : 1),
+      executor_(std::make_unique<SimulatedExecutor>(sim, perf, options.pipeline,
+                                                    [this](uint64_t id) { OnBatchDone(id); })),
       own_step_times_(options.decode_step_times ? nullptr : std::make_unique<DecodeStepTimes>(perf)),
-      step_times_(options.decode_step_times ? options.decode_step_times : own_step_times_.get()) {}
+      step_times_(options.decode_step_times ? options.decode_step_times : own_step_times_.get()),
+      batches_(static_cast<size_t>(state_.decode_groups())) {
+  FLEETSIM_CHECK(executor_->max_in_flight() == state_.decode_groups());
+}
 
 std::optional<PrefixCache::Eviction> Replica::PrefixCacheFor(const BatchScheduler& scheduler,
                                                               const ReplicaOptions& options) {
@@ -120,7 +125,17 @@ double Replica::QueueKey(const Request& req) {
     if (options_.class_weights[k].first == req.priority) c = k;
   const double weight = c < classes ? options_.class_weights[c].second : 1.0;
   if (class_tag_.size() != classes + 1) class_tag_.assign(classes + 1, 0.0);
-  const double v = state_.waiting().empty() ? last_tag_ : state_.seq(state_.waiting().front()).queue_key;
+  // V: the tag served next (the lowest at a queue's head; one queue but
+  // under pipeline parallelism, replica_state.h).
+  double v = last_tag_;
+  bool any = false;
+  for (int g = 0; g < state_.decode_groups(); ++g) {
+    const std::deque<SeqId>& q = state_.waiting_in(g);
+    if (q.empty()) continue;
+    const double head = state_.seq(q.front()).queue_key;
+    v = any ? std::min(v, head) : head;
+    any = true;
+  }
   const double tag = std::max(v, class_tag_[c]) + 1.0 / weight;
   class_tag_[c] = tag;
   last_tag_ = std::max(last_tag_, tag);
@@ -144,7 +159,7 @@ void Replica::OnQueueDeadline(SeqId id, uint64_t request_id, int32_t attempt) {
 }
 
 void Replica::StepAtEndOfInstant() {
-  if (step_pending_ || in_flight_ >= executor_.max_in_flight()) return;
+  if (step_pending_ || in_flight_ >= executor_->max_in_flight()) return;
   step_pending_ = true;
   sim_.AtEndOfInstant([this] {
     step_pending_ = false;
@@ -153,20 +168,42 @@ void Replica::StepAtEndOfInstant() {
 }
 
 void Replica::MaybeStep() {
-  if (in_flight_ >= executor_.max_in_flight()) return;
-  if (state_.num_live() == 0) return;
-  batch_ = Batch();
-  batch_.start = sim_.now();
-  scheduler_->Schedule(state_, sim_.now(), &batch_);
-  if (batch_.empty()) return;  // waits for memory or a new request
-  batch_.id = next_batch_id_++;
-  ++in_flight_;
-  if (TryStartSpan()) return;
-  executor_.Launch(batch_.id, batch_.shape);
+  // A batch for each group not in flight, lowest first, while one can be
+  // built: with pp > 1 the engine schedules ahead while earlier batches are
+  // still in the pipeline (vLLM's batch queue).
+  const int groups = state_.decode_groups();
+  while (in_flight_ < executor_->max_in_flight() && state_.num_live() > 0) {
+    bool launched = false;
+    for (int g = 0; g < groups && !launched; ++g) {
+      if (state_.group_in_flight(g)) continue;
+      Batch& batch = batches_[static_cast<size_t>(g)];
+      batch = Batch();
+      batch.group = g;
+      batch.start = sim_.now();
+      state_.SelectGroup(g);
+      scheduler_->Schedule(state_, sim_.now(), &batch);
+      if (batch.empty()) continue;  // waits for memory, a new request or a batch in flight
+      batch.id = next_batch_id_++;
+      ++in_flight_;
+      state_.Launched(batch);
+      if (TryStartSpan()) return;
+      executor_->Launch(LaunchedBatch{batch.id, batch.shape, BatchSequences(state_, batch)});
+      launched = true;
+    }
+    if (!launched) return;
+  }
+}
+
+SimTime Replica::OldestInFlightStart() const {
+  SimTime oldest = kTimeNever;
+  for (int g = 0; g < state_.decode_groups(); ++g)
+    if (state_.group_in_flight(g)) oldest = std::min(oldest, batches_[static_cast<size_t>(g)].start);
+  return oldest;
 }
 
 bool Replica::TryStartSpan() {
-  if (!options_.decode_spans || executor_.max_in_flight() != 1 || !batch_.decodes || !batch_.chunks.empty() ||
+  Batch& batch_ = batches_[0];
+  if (!options_.decode_spans || !executor_->spans() || !batch_.decodes || !batch_.chunks.empty() ||
       batch_.shape.swap_in_tokens + batch_.shape.swap_out_tokens > 0 || !state_.waiting().empty() ||
       !state_.prefilling().empty() || !state_.swapped().empty() || observer_.WantsIterations())
     return false;
@@ -201,6 +238,7 @@ bool Replica::TryStartSpan() {
 }
 
 void Replica::CatchUp(SimTime t) {
+  Batch& batch_ = batches_[0];
   DecodeSpan& sp = span_;
   int64_t skipped = 0;  // iterations started without calling Schedule
   if (sp.completed < sp.steps) {
@@ -239,6 +277,7 @@ void Replica::OnSpanEnd() {
   FLEETSIM_CHECK(span_.completed == span_.steps);
   span_.active = false;
   --in_flight_;
+  state_.SpanLanded();
   span_plan_ = std::min(kMaxSpanPlan, 2 * span_plan_);
   // As OnBatchDone after the span's last iteration.
   if (sim_.MoreNow()) {
@@ -257,26 +296,31 @@ void Replica::CutSpan() {
     // At an iteration boundary: nothing is in flight, and the next step is
     // built at the end of this instant, with the request.
     --in_flight_;
+    state_.SpanLanded();
     return;
   }
   // The iteration in flight completes as an ordinary batch; the request
   // waits for the step after it.
+  Batch& batch_ = batches_[0];
   const int64_t kv_tokens = state_.DecodeKvTokensAhead(0);
   batch_.shape.decode_kv_tokens = kv_tokens;
-  executor_.Resume(batch_.id, span_.ends.empty() ? batch_.start + step_times_->StepNs(span_.seqs, kv_tokens)
+  executor_->Resume(batch_.id, span_.ends.empty() ? batch_.start + step_times_->StepNs(span_.seqs, kv_tokens)
                                                  : span_.ends[static_cast<size_t>(span_.completed)]);
 }
 
 void Replica::OnBatchDone(uint64_t batch_id) {
-  if (in_flight_ == 0 || batch_id != batch_.id) return;  // a batch Evict forgot
-  FLEETSIM_CHECK(in_flight_ == 1);
+  if (in_flight_ == 0) return;  // a batch Evict forgot
+  size_t g = 0;
+  while (g < batches_.size() && !(batches_[g].id == batch_id && state_.group_in_flight(static_cast<int>(g)))) ++g;
+  if (g == batches_.size()) return;  // likewise
+  Batch& batch = batches_[g];
   --in_flight_;
   ++iterations_;
   const SimTime end = sim_.now();
-  CountBusy(batch_.start, end);
-  observer_.OnIteration(options_.index, batch_.start, end, batch_.shape);
+  CountBusy(batch.start, end);
+  observer_.OnIteration(options_.index, batch.start, end, batch.shape);
   state_.Complete(
-      batch_, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },
+      batch, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },
       [this](const Seq& s) {
         observer_.OnFinished(RecordOf(s, RequestStatus::kCompleted));
         if (s.req.attempt > 0 && options_.on_retried_end) options_.on_retried_end();
@@ -301,10 +345,12 @@ ReplicaMetrics Replica::Metrics() const {
   m.kv_blocks = state_.kv().total_blocks();
   int64_t queued = 0;
   for (const auto& [slot, req] : in_server_) queued += req.prompt_tokens;
-  for (SeqId id : state_.waiting()) queued += state_.seq(id).req.prompt_tokens;
-  for (SeqId id : state_.prefilling()) {
-    const Seq& s = state_.seq(id);
-    queued += s.prefill_target - s.prefilled;
+  for (int g = 0; g < state_.decode_groups(); ++g) {
+    for (SeqId id : state_.waiting_in(g)) queued += state_.seq(id).req.prompt_tokens;
+    for (SeqId id : state_.prefilling_in(g)) {
+      const Seq& s = state_.seq(id);
+      queued += s.prefill_target - s.prefilled;
+    }
   }
   m.queued_prefill_tokens = queued;
   return m;
@@ -322,7 +368,7 @@ int64_t Replica::CachedPrefixTokens(const Request& req) const {
 SimTime Replica::TakeBusyTime(SimTime now) {
   if (span_.active) CatchUp(now);
   SimTime busy = busy_accum_;
-  if (in_flight_ > 0) busy += now - std::max(batch_.start, last_take_);
+  if (in_flight_ > 0) busy += std::max<SimTime>(0, now - std::max({OldestInFlightStart(), busy_mark_, last_take_}));
   busy_accum_ = 0;
   last_take_ = now;
   return busy;
@@ -363,17 +409,18 @@ void Replica::Evict(std::vector<Evicted>* out) {
                    [](const Evicted& a, const Evicted& b) { return a.req.id < b.req.id; });
   for (Evicted& e : held) out->push_back(std::move(e));
   if (in_flight_ > 0) {
-    // The iteration in flight is lost; its time so far was spent.
-    busy_accum_ += now - std::max(batch_.start, last_take_);
-    if (now > options_.busy_from) busy_total_ += now - std::max(batch_.start, options_.busy_from);
+    // The iterations in flight are lost; their time so far was spent.
+    CountBusy(OldestInFlightStart(), now);
     in_flight_ = 0;
   }
-  batch_ = Batch();
-  batch_.id = next_batch_id_++;  // no completion matches it
+  for (Batch& b : batches_) {
+    b = Batch();
+    b.id = next_batch_id_++;  // no completion matches it
+  }
   state_ = ReplicaState(options_.kv_blocks, options_.block_size, options_.preemption, options_.host_kv_blocks,
-                        PrefixCacheFor(*scheduler_, options_), scheduler_->state_rules());
+                        PrefixCacheFor(*scheduler_, options_), scheduler_->state_rules(), state_.decode_groups());
   scheduler_->Reset();
-  executor_.Reset();
+  executor_->Reset();
 }
 
 }  // namespace fleetsim

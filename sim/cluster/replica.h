@@ -65,7 +65,10 @@ struct ReplicaOptions {
   bool truncate_over_max_model_len = false;
   int64_t kv_blocks = 0;
   int block_size = 16;
-  int pipeline_depth = 1;      // pp: batches in flight (1 in the spine)
+  // Pipeline parallelism: the stages' layers and links (executor.h); null
+  // or one stage for pp = 1. Must outlive the replica. Up to pp batches
+  // are then in flight, one per decoder group (replica_state.h).
+  const PipelinePlan* pipeline = nullptr;
   PreemptionMode preemption = PreemptionMode::kRecompute;
   int64_t host_kv_blocks = 0;  // host memory for swapped KV, in blocks
   std::optional<bool> prefix_caching;  // unset: the scheduler's engine default
@@ -132,11 +135,14 @@ class Replica {
   // Requests held (in the API server, waiting, running); what
   // least_outstanding compares.
   int64_t outstanding() const { return state_.num_live() + static_cast<int64_t>(in_server_.size()); }
-  int64_t waiting() const { return static_cast<int64_t>(state_.waiting().size()); }
+  int64_t waiting() const { return state_.num_waiting(); }
   // Prompt tokens of `req` this replica holds in its prefix cache now (0
   // without prefix caching): what a cache-aware router scores.
   int64_t CachedPrefixTokens(const Request& req) const;
   bool busy() const { return in_flight_ > 0; }
+  // Batches in flight now (at most the pipeline depth).
+  int in_flight() const { return in_flight_; }
+  const Executor& executor() const { return *executor_; }
   // Its metrics now: O(waiting + prefilling).
   ReplicaMetrics Metrics() const;
   // Time spent running iterations since the previous call (or the start),
@@ -201,20 +207,28 @@ class Replica {
     if (span_.active) const_cast<Replica*>(this)->CatchUp(sim_.now());
   }
   // Busy-time bookkeeping of an iteration that ran over [start, end].
+  // Batches in flight together overlap: only time not yet counted counts.
   void CountBusy(SimTime start, SimTime end) {
-    busy_accum_ += end - std::max(start, last_take_);
-    if (end > options_.busy_from) busy_total_ += end - std::max(start, options_.busy_from);
+    const SimTime from = std::max(start, busy_mark_);
+    if (end <= from) return;
+    busy_accum_ += end - std::max(from, last_take_);
+    if (end > options_.busy_from) busy_total_ += end - std::max(from, options_.busy_from);
+    busy_mark_ = end;
   }
+  // The earliest start of the batches in flight. REQUIRES: in_flight_ > 0.
+  SimTime OldestInFlightStart() const;
 
   Simulation& sim_;
   ReplicaOptions options_;
   std::unique_ptr<BatchScheduler> scheduler_;
   RunObserver& observer_;
   ReplicaState state_;
-  SimulatedExecutor executor_;
+  std::unique_ptr<Executor> executor_;
   std::unique_ptr<DecodeStepTimes> own_step_times_;  // without options_.decode_step_times
   DecodeStepTimes* step_times_;
-  Batch batch_;  // the batch in flight (pp = 1)
+  // The batch built for each decoder group (in flight while its group is);
+  // decode spans use group 0's (pp = 1).
+  std::vector<Batch> batches_;
   int in_flight_ = 0;
   bool step_pending_ = false;  // a StepAtEndOfInstant event is scheduled
   uint64_t next_batch_id_ = 0;
@@ -232,6 +246,7 @@ class Replica {
   SimTime busy_accum_ = 0;
   SimTime last_take_ = 0;
   SimTime busy_total_ = 0;
+  SimTime busy_mark_ = 0;  // busy time is counted up to here
 
   // The decode span in progress: `steps` iterations of `seqs` decoders,
   // iteration i running from the end of i - 1 (or the span's start) for
@@ -239,7 +254,8 @@ class Replica {
   // state, and iteration `completed` has its blocks allocated when
   // `next_started`. While active, batch_ is iteration 0's batch (each
   // iteration's is the same but for decode_kv_tokens, `seqs` more per step)
-  // and batch_.start the start of iteration `completed`.
+  // and batch_.start the start of iteration `completed` (batch_ is
+  // batches_[0]: spans run only at pp = 1).
   struct DecodeSpan {
     bool active = false;
     int64_t steps = 0;

@@ -6,14 +6,16 @@
 namespace fleetsim {
 
 ReplicaState::ReplicaState(int64_t kv_blocks, int block_size, PreemptionMode mode, int64_t host_blocks,
-                           std::optional<PrefixCache::Eviction> prefix_cache, const StateRules& rules)
+                           std::optional<PrefixCache::Eviction> prefix_cache, const StateRules& rules,
+                           int decode_groups)
     : mode_(mode),
       rules_(rules),
       host_blocks_(host_blocks),
       kv_(kv_blocks, block_size, prefix_cache),
-      block_size_(block_size),
-      residue_count_(block_size, 0) {
-  FLEETSIM_CHECK(block_size > 0 && kv_blocks >= 0);
+      block_size_(block_size) {
+  FLEETSIM_CHECK(block_size > 0 && kv_blocks >= 0 && decode_groups >= 1 && decode_groups <= 255);
+  groups_.resize(static_cast<size_t>(decode_groups));
+  for (DecodeGroup& g : groups_) g.residue_count.assign(static_cast<size_t>(block_size), 0);
 }
 
 SeqId ReplicaState::NewSlot() {
@@ -28,6 +30,7 @@ SeqId ReplicaState::NewSlot() {
 
 void ReplicaState::FreeSlot(SeqId id) {
   Seq& s = seqs_[id];
+  if (s.phase != SeqPhase::kFree) --groups_[s.group].members;
   uint32_t gen = s.heap_gen + 1;
   s = Seq();
   s.heap_gen = gen;  // a slot's stale heap entries stay stale after reuse
@@ -42,37 +45,63 @@ SeqId ReplicaState::Enqueue(Request req, SimTime now, double key) {
   s.prefill_target = s.req.prompt_tokens;
   s.enqueued = now;
   s.queue_key = key;
-  if (waiting_.empty() || seqs_[waiting_.back()].queue_key <= key) {
-    waiting_.push_back(id);  // first come first served, and most arrivals of an ordered queue
-    return id;
-  }
-  auto at = waiting_.end();
-  while (at != waiting_.begin() && seqs_[*(at - 1)].queue_key > key) --at;
-  waiting_.insert(at, id);
+  s.group = static_cast<uint8_t>(groups_.size() == 1 ? 0 : LeastLoadedGroup());
+  ++groups_[s.group].members;
+  InsertWaiting(id, false);
   return id;
+}
+
+int ReplicaState::LeastLoadedGroup() const {
+  int best = 0;
+  for (int g = 1; g < decode_groups(); ++g)
+    if (groups_[g].members < groups_[best].members) best = g;
+  return best;
+}
+
+void ReplicaState::InsertWaiting(SeqId id, bool front_of_equals) {
+  std::deque<SeqId>& q = groups_[seqs_[id].group].waiting;
+  const double key = seqs_[id].queue_key;
+  ++n_waiting_all_;
+  if (front_of_equals) {
+    auto at = q.begin();
+    while (at != q.end() && seqs_[*at].queue_key < key) ++at;
+    q.insert(at, id);
+    return;
+  }
+  if (q.empty() || seqs_[q.back()].queue_key <= key) {
+    q.push_back(id);  // first come first served, and most arrivals of an ordered queue
+    return;
+  }
+  auto at = q.end();
+  while (at != q.begin() && seqs_[*(at - 1)].queue_key > key) --at;
+  q.insert(at, id);
 }
 
 void ReplicaState::RemoveWaiting(SeqId id) {
   FLEETSIM_CHECK(seqs_[id].phase == SeqPhase::kWaiting);
-  waiting_.erase(std::find(waiting_.begin(), waiting_.end(), id));
+  std::deque<SeqId>& q = groups_[seqs_[id].group].waiting;
+  q.erase(std::find(q.begin(), q.end(), id));
+  --n_waiting_all_;
   FreeSlot(id);
 }
 
 int64_t ReplicaState::DecodeBlocksNeeded() const {
-  if (n_decode_ == 0) return 0;
+  const DecodeGroup& g = G();
+  if (g.n == 0) return 0;
   // Sequence i writes position kv_len_i this step and needs a new block when
   // kv_len_i % block_size == 0, i.e. residue_i == -D mod block_size.
-  return residue_count_[Residue(-decode_step_)];
+  return g.residue_count[Residue(-g.step)];
 }
 
 int64_t ReplicaState::DecodeBlocksAhead(int64_t from, int64_t to) const {
-  if (n_decode_ == 0 || to <= from) return 0;
+  const DecodeGroup& g = G();
+  if (g.n == 0 || to <= from) return 0;
   // Over any block_size steps in a row each decoder needs exactly one block
   // (but those holding a reservation).
   const int64_t steps = to - from;
   int64_t blocks = steps / block_size_ * BlockTakingDecoders();
-  for (int64_t d = decode_step_ + from + steps / block_size_ * block_size_; d < decode_step_ + to; ++d)
-    blocks += residue_count_[Residue(-d)];
+  for (int64_t d = g.step + from + steps / block_size_ * block_size_; d < g.step + to; ++d)
+    blocks += g.residue_count[Residue(-d)];
   return blocks;
 }
 
@@ -85,15 +114,15 @@ int64_t ReplicaState::DecodeStepsFitting(int64_t from, int64_t blocks) const {
   const int64_t rounds = blocks / takers;
   int64_t steps = rounds * block_size_;
   int64_t left = blocks - rounds * takers;
-  for (int64_t d = decode_step_ + from + steps;; ++d, ++steps) {
-    left -= residue_count_[Residue(-d)];
+  for (int64_t d = G().step + from + steps;; ++d, ++steps) {
+    left -= G().residue_count[Residue(-d)];
     if (left < 0) return steps;
   }
 }
 
 int64_t ReplicaState::BlockTakingDecoders() const {
   int64_t n = 0;
-  for (int64_t c : residue_count_) n += c;
+  for (int64_t c : G().residue_count) n += c;
   return n;
 }
 
@@ -104,11 +133,12 @@ void ReplicaState::TakeDecodeBlocks(int64_t from, int64_t to) {
 }
 
 int64_t ReplicaState::DecodeStepsToFirstFinish() {
-  while (!finish_heap_.empty()) {
-    const FinishEntry& e = finish_heap_.top();
+  DecodeGroup& g = G();
+  while (!g.finish_heap.empty()) {
+    const FinishEntry& e = g.finish_heap.top();
     const Seq& s = seqs_[e.seq];
-    if (s.phase == SeqPhase::kDecode && s.heap_gen == e.gen) return std::max<int64_t>(1, e.step - decode_step_);
-    finish_heap_.pop();
+    if (s.phase == SeqPhase::kDecode && s.heap_gen == e.gen) return std::max<int64_t>(1, e.step - g.step);
+    g.finish_heap.pop();
   }
   return 0;
 }
@@ -142,23 +172,26 @@ void ReplicaState::EnterRunning(SeqId id) {
 }
 
 void ReplicaState::AddDecodes(Batch* batch) {
-  FLEETSIM_CHECK(!batch->decodes);
-  if (n_decode_ == 0) return;
-  inflight_decode_blocks_ = DecodeBlocksNeeded();
-  kv_.Allocate(inflight_decode_blocks_);
+  FLEETSIM_CHECK(!batch->decodes && batch->group == active_);
+  DecodeGroup& g = G();
+  if (g.n == 0) return;
+  g.inflight_blocks = DecodeBlocksNeeded();
+  kv_.Allocate(g.inflight_blocks);
   batch->decodes = true;
-  batch->decode_seqs = n_decode_;
-  batch->shape.decode_seqs = static_cast<int32_t>(n_decode_);
-  batch->shape.decode_tokens = n_decode_;
+  batch->decode_seqs = g.n;
+  batch->shape.decode_seqs = static_cast<int32_t>(g.n);
+  batch->shape.decode_tokens = g.n;
   // Each attends to its KV plus the token it feeds: kv_len + 1.
-  batch->shape.decode_kv_tokens = sum_base_ + n_decode_ * (decode_step_ + 1);
-  batch->shape.sampled_seqs += static_cast<int32_t>(n_decode_);
+  batch->shape.decode_kv_tokens = g.sum_base + g.n * (g.step + 1);
+  batch->shape.sampled_seqs += static_cast<int32_t>(g.n);
 }
 
 SeqId ReplicaState::AdmitFront(int64_t reserve_tokens) {
-  FLEETSIM_CHECK(!waiting_.empty());
-  SeqId id = waiting_.front();
-  waiting_.pop_front();
+  std::deque<SeqId>& q = G().waiting;
+  FLEETSIM_CHECK(!q.empty());
+  SeqId id = q.front();
+  q.pop_front();
+  --n_waiting_all_;
   Seq& s = seqs_[id];
   s.phase = SeqPhase::kPrefill;
   s.prefilled = 0;
@@ -169,7 +202,8 @@ SeqId ReplicaState::AdmitFront(int64_t reserve_tokens) {
     s.held_blocks = kv_.BlocksFor(reserve_tokens);
     kv_.Allocate(s.held_blocks);
   }
-  prefilling_.push_back(id);
+  G().prefilling.push_back(id);
+  ++n_prefill_all_;
   EnterRunning(id);
   return id;
 }
@@ -194,26 +228,29 @@ void ReplicaState::AddChunk(SeqId id, int32_t tokens, Batch* batch) {
 
 void ReplicaState::JoinDecode(SeqId id, SimTime now) {
   Seq& s = seqs_[id];
+  DecodeGroup& g = G();
+  FLEETSIM_CHECK(s.group == active_);
   s.phase = SeqPhase::kDecode;
   s.kv0 = s.prefilled;
-  s.d0 = decode_step_;
+  s.d0 = g.step;
   s.joined_decode = now;
   if (!s.reserved) s.held_blocks = 0;  // derived from kv_len while decoding
-  ++n_decode_;
-  sum_base_ += s.kv0 - s.d0;
-  sum_out_base_ += s.req.output_tokens - s.generated + s.d0;
-  sum_output_ += s.req.output_tokens;
+  ++g.n;
+  ++n_decode_all_;
+  g.sum_base += s.kv0 - s.d0;
+  g.sum_out_base += s.req.output_tokens - s.generated + s.d0;
+  g.sum_output += s.req.output_tokens;
   if (rules_.victim_order == VictimOrder::kFewestOutputsLongestPrompt) {
     // Its key depends on the phase: it joins the decode batch's tail.
     LeaveRunning(id);
     EnterRunning(id);
   }
-  if (!s.reserved) residue_count_[Residue(s.kv0 - s.d0)]++;
-  finish_heap_.push(FinishEntry{s.d0 + (s.req.output_tokens - s.generated), id, s.heap_gen});
-  if (!fresh_.empty() && fresh_.back().first == now) {
-    fresh_.back().second++;
+  if (!s.reserved) g.residue_count[Residue(s.kv0 - s.d0)]++;
+  g.finish_heap.push(FinishEntry{s.d0 + (s.req.output_tokens - s.generated), id, s.heap_gen});
+  if (!g.fresh.empty() && g.fresh.back().first == now) {
+    g.fresh.back().second++;
   } else {
-    fresh_.push_back({now, 1});
+    g.fresh.push_back({now, 1});
   }
 }
 
@@ -221,16 +258,18 @@ void ReplicaState::LeaveDecode(SeqId id, Release why) {
   Seq& s = seqs_[id];
   FLEETSIM_CHECK(s.phase == SeqPhase::kDecode);
   ReleaseKv(id, why);  // reads KvLen(s) while s still counts as decoding
-  --n_decode_;
-  sum_base_ -= s.kv0 - s.d0;
-  sum_out_base_ -= s.req.output_tokens - s.generated + s.d0;
-  sum_output_ -= s.req.output_tokens;
+  DecodeGroup& g = groups_[s.group];
+  --g.n;
+  --n_decode_all_;
+  g.sum_base -= s.kv0 - s.d0;
+  g.sum_out_base -= s.req.output_tokens - s.generated + s.d0;
+  g.sum_output -= s.req.output_tokens;
   ++s.heap_gen;
-  if (!s.reserved) residue_count_[Residue(s.kv0 - s.d0)]--;
+  if (!s.reserved) g.residue_count[Residue(s.kv0 - s.d0)]--;
   LeaveRunning(id);
-  // A decoder that has not decoded since it joined sits in fresh_.
-  if (s.d0 == decode_step_) {
-    for (auto& [t, count] : fresh_)
+  // A decoder that has not decoded since it joined sits in its group's fresh.
+  if (s.d0 == g.step) {
+    for (auto& [t, count] : g.fresh)
       if (t == s.joined_decode && count > 0) {
         --count;
         break;
@@ -239,26 +278,32 @@ void ReplicaState::LeaveDecode(SeqId id, Release why) {
 }
 
 void ReplicaState::RemovePrefilling(SeqId id) {
-  auto it = std::find(prefilling_.begin(), prefilling_.end(), id);
-  FLEETSIM_CHECK(it != prefilling_.end());
-  prefilling_.erase(it);
+  std::vector<SeqId>& p = groups_[seqs_[id].group].prefilling;
+  auto it = std::find(p.begin(), p.end(), id);
+  FLEETSIM_CHECK(it != p.end());
+  p.erase(it);
+  --n_prefill_all_;
 }
 
 SeqId ReplicaState::PreemptVictim(Batch* batch, SimTime now) {
   (void)now;
-  // The last key goes first; skip sequences already in the batch (and
-  // every decoder once the decoding set has been added).
+  // The last key goes first; skip sequences already in the batch or in
+  // one in flight (and the group's decoders once its decoding set has been
+  // added).
   for (auto it = victims_.rbegin(); it != victims_.rend(); ++it) {
     const SeqId id = std::get<3>(*it);
     Seq& s = seqs_[id];
     if (s.in_batch) continue;
-    if (s.phase == SeqPhase::kDecode && batch->decodes) continue;
+    if (s.phase == SeqPhase::kDecode &&
+        (groups_[s.group].in_flight || (batch->decodes && s.group == batch->group)))
+      continue;
     ++s.preemptions;
     ++preemptions_;
     if (s.phase == SeqPhase::kDecode) {
       const int64_t kv_len = KvLen(s);
       const int64_t blocks = kv_.BlocksFor(kv_len);
-      s.last_token = s.d0 == decode_step_ ? s.joined_decode : last_decode_end_;
+      const DecodeGroup& g = groups_[s.group];
+      s.last_token = s.d0 == g.step ? s.joined_decode : g.last_end;
       const bool swap = mode_ == PreemptionMode::kSwap && host_used_ + blocks <= host_blocks_;
       // Generated() reads d0, so take it before leaving the decoding set.
       const int32_t generated = Generated(s);
@@ -290,16 +335,7 @@ SeqId ReplicaState::PreemptVictim(Batch* batch, SimTime now) {
     // first come first served: all keys 0), or behind every one not above
     // it (the back) with requeue_at_back. vLLM's priority queue re-inserts
     // a preempted request by its (priority, arrival) key likewise.
-    const double key = s.queue_key;
-    if (rules_.requeue_at_back) {
-      auto at = waiting_.end();
-      while (at != waiting_.begin() && seqs_[*(at - 1)].queue_key > key) --at;
-      waiting_.insert(at, id);
-    } else {
-      auto at = waiting_.begin();
-      while (at != waiting_.end() && seqs_[*at].queue_key < key) ++at;
-      waiting_.insert(at, id);
-    }
+    InsertWaiting(id, !rules_.requeue_at_back);
     return id;
   }
   return kNoSeq;
@@ -337,14 +373,14 @@ int64_t ReplicaState::MatchPrefix(const Seq& s, std::vector<PrefixCache::NodeId>
 }
 
 int64_t ReplicaState::FrontCachedTokens() const {
-  if (waiting_.empty() || !kv_.cache()) return 0;
+  if (G().waiting.empty() || !kv_.cache()) return 0;
   std::vector<PrefixCache::NodeId> nodes;
-  return MatchPrefix(seqs_[waiting_.front()], &nodes);
+  return MatchPrefix(seqs_[G().waiting.front()], &nodes);
 }
 
 SeqId ReplicaState::TryAdmitFront(const Admission& a, Batch* batch) {
-  if (waiting_.empty() || a.max_tokens <= 0) return kNoSeq;
-  const SeqId id = waiting_.front();
+  if (G().waiting.empty() || a.max_tokens <= 0) return kNoSeq;
+  const SeqId id = G().waiting.front();
   Seq& s = seqs_[id];
   const int64_t hit = MatchPrefix(s, &match_scratch_);
   const int64_t left = s.prefill_target - hit;
@@ -481,25 +517,31 @@ SeqId ReplicaState::ResumeSwappedFront(Batch* batch) {
   // came at last_token, so the next gap spans the whole stall.
   s.prefilled = static_cast<int32_t>(s.swapped_tokens);
   s.swapped_tokens = 0;
+  --groups_[s.group].members;
+  s.group = static_cast<uint8_t>(active_);
+  ++G().members;
   EnterRunning(id);
   JoinDecode(id, s.last_token);
   return id;
 }
 
 bool ReplicaState::CheckInvariants() const {
-  int64_t n = 0, sum = 0, sum_out = 0, sum_output = 0, blocks = 0, host = 0;
-  std::vector<int64_t> residues(block_size_, 0);
+  const size_t ng = groups_.size();
+  std::vector<int64_t> n(ng, 0), sum(ng, 0), sum_out(ng, 0), sum_output(ng, 0);
+  std::vector<std::vector<int64_t>> residues(ng, std::vector<int64_t>(static_cast<size_t>(block_size_), 0));
+  int64_t blocks = 0, host = 0;
   for (const Seq& s : seqs_) {
     if (s.phase == SeqPhase::kDecode) {
-      ++n;
-      sum += s.kv0 - s.d0;
-      sum_out += s.req.output_tokens - s.generated + s.d0;
-      sum_output += s.req.output_tokens;
+      if (s.group >= ng) return false;
+      ++n[s.group];
+      sum[s.group] += s.kv0 - s.d0;
+      sum_out[s.group] += s.req.output_tokens - s.generated + s.d0;
+      sum_output[s.group] += s.req.output_tokens;
       if (s.reserved) {
         blocks += s.held_blocks;
         if (s.held_blocks < kv_.BlocksFor(KvLen(s) + 1)) return false;
       } else {
-        residues[Residue(s.kv0 - s.d0)]++;
+        residues[s.group][Residue(s.kv0 - s.d0)]++;
         blocks += kv_.BlocksFor(KvLen(s)) - s.shared_blocks;
       }
     } else if (s.phase == SeqPhase::kPrefill) {
@@ -511,11 +553,24 @@ bool ReplicaState::CheckInvariants() const {
       return false;
     }
   }
-  // Blocks for the in-flight decode step are allocated before D advances.
-  blocks += inflight_decode_blocks_;
-  return n == n_decode_ && sum == sum_base_ && sum_out == sum_out_base_ && sum_output == sum_output_ &&
-         residues == residue_count_ && blocks == kv_.used_blocks() && host == host_used_ &&
-         host <= host_blocks_ && static_cast<int64_t>(victims_.size()) == num_running();
+  int64_t all = 0, waiting = 0, prefilling = 0;
+  for (size_t k = 0; k < ng; ++k) {
+    const DecodeGroup& g = groups_[k];
+    waiting += static_cast<int64_t>(g.waiting.size());
+    prefilling += static_cast<int64_t>(g.prefilling.size());
+    for (SeqId id : g.waiting)
+      if (seqs_[id].group != k || seqs_[id].phase != SeqPhase::kWaiting) return false;
+    for (SeqId id : g.prefilling)
+      if (seqs_[id].group != k || seqs_[id].phase != SeqPhase::kPrefill) return false;
+    // Blocks for a group's decode step in flight are allocated before D advances.
+    blocks += g.inflight_blocks;
+    all += g.n;
+    if (n[k] != g.n || sum[k] != g.sum_base || sum_out[k] != g.sum_out_base || sum_output[k] != g.sum_output ||
+        residues[k] != g.residue_count)
+      return false;
+  }
+  return all == n_decode_all_ && waiting == n_waiting_all_ && prefilling == n_prefill_all_ && blocks == kv_.used_blocks() && host == host_used_ && host <= host_blocks_ &&
+         static_cast<int64_t>(victims_.size()) == num_running();
 }
 
 }  // namespace fleetsim

@@ -13,6 +13,20 @@
 //   - a min-heap of finishing steps d0 + tokens_left, with lazy deletion.
 // Batch schedulers (batch_scheduler.h) read this state and build a Batch
 // through its methods; the Replica applies the finished batch.
+//
+// Decoder groups. With pipeline parallelism up to pp batches are in flight
+// at once, and a sequence in one of them cannot be in another (its next
+// token is not known yet). The decoders are therefore split into groups,
+// each with its own step counter and aggregates as above, one group per
+// batch slot, as vLLM V0 runs pipeline parallelism (one virtual engine, with
+// its own scheduler and queues, per stage): an arriving request joins the
+// group holding fewest requests and stays in it (waiting, prefilling,
+// decoding); a batch is built for a group that is not in flight
+// (SelectGroup) from that group's requests alone. Preemption may take any
+// request not in flight, and a preempted one waits in its own group's
+// queue; a swapped one resumes into the group that takes it back. With one
+// group (pp = 1) nothing is ever in flight while a batch is built, and the
+// state behaves as a single set of queues and decoders.
 #pragma once
 
 #include <cstdint>
@@ -102,6 +116,7 @@ struct Seq {
   SimTime joined_decode = 0;    // when its previous token (the one that made it a decoder) came
   uint32_t heap_gen = 0;        // invalidates stale finish-heap entries
   bool in_batch = false;        // scheduled in the batch being built or in flight
+  uint8_t group = 0;            // its decoder group (decode phase; ReplicaState)
   SimTime enqueued = 0;         // reached this replica
   double queue_key = 0;         // its place in the waiting queue: ascending, FCFS among equals
   SimTime first_scheduled = -1;
@@ -119,7 +134,8 @@ struct Chunk {
 // What one iteration runs.
 struct Batch {
   uint64_t id = 0;
-  bool decodes = false;        // the whole decoding set advances one token
+  int group = 0;               // the decoder group it is built for (ReplicaState::SelectGroup)
+  bool decodes = false;        // the group's whole decoding set advances one token
   int64_t decode_seqs = 0;
   std::vector<Chunk> chunks;
   BatchShape shape;
@@ -131,34 +147,77 @@ class ReplicaState {
  public:
   // `host_blocks`: KV blocks of host memory for swapped requests (0: swap
   // falls back to recompute).
+  // `decode_groups`: batches that may be in flight at once (the pipeline
+  // depth), 1 to 255.
   ReplicaState(int64_t kv_blocks, int block_size, PreemptionMode mode = PreemptionMode::kRecompute,
                int64_t host_blocks = 0, std::optional<PrefixCache::Eviction> prefix_cache = std::nullopt,
-               const StateRules& rules = {});
+               const StateRules& rules = {}, int decode_groups = 1);
   ReplicaState(const ReplicaState&) = delete;
   ReplicaState& operator=(const ReplicaState&) = delete;
   ReplicaState(ReplicaState&&) = default;
   ReplicaState& operator=(ReplicaState&&) = default;  // a restart starts from a fresh state
 
+  // ---- Decoder groups (the replica) ---------------------------------------
+  int decode_groups() const { return static_cast<int>(groups_.size()); }
+  // The group the next batch is built for; the decode views and batch
+  // building below act on it. REQUIRES: it is not in flight.
+  void SelectGroup(int g) {
+    FLEETSIM_CHECK(g >= 0 && g < decode_groups() && !groups_[g].in_flight);
+    active_ = g;
+  }
+  int selected_group() const { return active_; }
+  bool group_in_flight(int g) const { return groups_[g].in_flight; }
+  // `batch` (built for its group) was launched: the group is in flight
+  // until Complete(batch).
+  void Launched(const Batch& batch) { groups_[batch.group].in_flight = true; }
+  // A decode span (completed by CompleteDecodeSteps, not Complete) ended.
+  void SpanLanded() { G().in_flight = false; }
+  int64_t num_decoding_in(int g) const { return groups_[g].n; }
+  // The group's decoders, for listing a batch's sequences: fn(id, kv_tokens)
+  // with the KV each holds before the step. O(slots); only for executors
+  // that ask.
+  template <typename Fn>
+  void ForEachDecoder(int g, Fn&& fn) const {
+    for (SeqId id = 0; id < seqs_.size(); ++id)
+      if (seqs_[id].phase == SeqPhase::kDecode && seqs_[id].group == g) fn(id, KvLen(seqs_[id]));
+  }
+
   // ---- Views for schedulers ----------------------------------------------
   const Seq& seq(SeqId id) const { return seqs_[id]; }
   size_t num_slots() const { return seqs_.size(); }
-  const std::deque<SeqId>& waiting() const { return waiting_; }
+  // The selected group's waiting queue (each group has its own, as each of
+  // vLLM's virtual engines has its own scheduler; one group: the replica's).
+  const std::deque<SeqId>& waiting() const { return G().waiting; }
+  const std::deque<SeqId>& waiting_in(int g) const { return groups_[g].waiting; }
+  int64_t num_waiting() const { return n_waiting_all_; }
   // Prefilling requests, in admission order.
-  const std::vector<SeqId>& prefilling() const { return prefilling_; }
+  const std::vector<SeqId>& prefilling() const { return G().prefilling; }
+  const std::vector<SeqId>& prefilling_in(int g) const { return groups_[g].prefilling; }
   // Swapped-out requests, in the order they were swapped out.
   const std::deque<SeqId>& swapped() const { return swapped_; }
   int64_t host_blocks_used() const { return host_used_; }
-  // Decoding set: output tokens still to come, and the decoders' whole
-  // output lengths (what SGLang knows as max_new_tokens).
-  int64_t DecodingTokensLeft() const { return sum_out_base_ - n_decode_ * decode_step_; }
-  int64_t DecodingOutputTokens() const { return sum_output_; }
-  int64_t num_decoding() const { return n_decode_; }
-  int64_t num_running() const { return n_decode_ + static_cast<int64_t>(prefilling_.size()); }
+  // Every decoder (all groups): output tokens still to come, and their
+  // whole output lengths (what SGLang knows as max_new_tokens).
+  int64_t DecodingTokensLeft() const {
+    int64_t left = 0;
+    for (const DecodeGroup& g : groups_) left += g.sum_out_base - g.n * g.step;
+    return left;
+  }
+  int64_t DecodingOutputTokens() const {
+    int64_t out = 0;
+    for (const DecodeGroup& g : groups_) out += g.sum_output;
+    return out;
+  }
+  int64_t num_decoding_all() const { return n_decode_all_; }
+  // Decoders of the selected group (what its next batch may decode); below,
+  // "the decoding set" is that group's.
+  int64_t num_decoding() const { return G().n; }
+  int64_t num_running() const { return n_decode_all_ + n_prefill_all_; }
   int64_t num_live() const {
-    return num_running() + static_cast<int64_t>(waiting_.size() + swapped_.size());
+    return num_running() + n_waiting_all_ + static_cast<int64_t>(swapped_.size());
   }
   const KvCacheManager& kv() const { return kv_; }
-  int64_t decode_step() const { return decode_step_; }
+  int64_t decode_step() const { return G().step; }
   // New KV blocks the decoding set needs to run one more step.
   int64_t DecodeBlocksNeeded() const;
   // While the decoding set stays as it is: calls fn(blocks, kv_tokens) for
@@ -166,19 +225,20 @@ class ReplicaState {
   // BatchShape::decode_kv_tokens of each), until fn returns false.
   template <typename Fn>
   void ForEachDecodeStepAhead(Fn&& fn) const {
-    if (n_decode_ == 0) return;
-    int r = Residue(-decode_step_);
-    for (int64_t kv = sum_base_ + n_decode_ * (decode_step_ + 1);; kv += n_decode_) {
-      if (!fn(residue_count_[r], kv)) return;
+    const DecodeGroup& g = G();
+    if (g.n == 0) return;
+    int r = Residue(-g.step);
+    for (int64_t kv = g.sum_base + g.n * (g.step + 1);; kv += g.n) {
+      if (!fn(g.residue_count[r], kv)) return;
       r = r == 0 ? block_size_ - 1 : r - 1;
     }
   }
-  int64_t DecodeKvTokensAhead(int64_t ahead) const { return sum_base_ + n_decode_ * (decode_step_ + ahead + 1); }
+  int64_t DecodeKvTokensAhead(int64_t ahead) const { return G().sum_base + G().n * (G().step + ahead + 1); }
   // What AddDecodes does to the state, without a Batch: a decode span's
   // iteration starts. `blocks` must be DecodeBlocksNeeded() (the span
   // planned it with ForEachDecodeStepAhead). REQUIRES: as AddDecodes.
   void StartDecodeStep(int64_t blocks) {
-    inflight_decode_blocks_ = blocks;
+    G().inflight_blocks = blocks;
     if (blocks > 0) kv_.Allocate(blocks);
   }
   // While the decoding set stays as it is: the new KV blocks of the decode
@@ -211,7 +271,7 @@ class ReplicaState {
   int32_t PrefillLeft(SeqId id) const { return seqs_[id].prefill_target - seqs_[id].prefilled; }
   // Output tokens produced so far (a decoder's count is derived from D).
   int32_t Generated(const Seq& s) const {
-    return s.phase == SeqPhase::kDecode ? s.generated + static_cast<int32_t>(decode_step_ - s.d0)
+    return s.phase == SeqPhase::kDecode ? s.generated + static_cast<int32_t>(groups_[s.group].step - s.d0)
                                         : s.generated;
   }
 
@@ -290,11 +350,12 @@ class ReplicaState {
   void LeaveRunning(SeqId id) { victims_.erase(seqs_[id].run_key); }
   SeqId NewSlot();
   void FreeSlot(SeqId id);
-  int64_t KvLen(const Seq& s) const { return s.kv0 + (decode_step_ - s.d0); }
+  int64_t KvLen(const Seq& s) const { return s.kv0 + (groups_[s.group].step - s.d0); }
   int Residue(int64_t v) const {
     int64_t r = v % block_size_;
     return static_cast<int>(r < 0 ? r + block_size_ : r);
   }
+  // Joins the selected group's decoding set.
   void JoinDecode(SeqId id, SimTime now);
   // Cached nodes `s` would reuse (the longest match of its prompt's ids,
   // then its own cached KV if that continues the match), leaving at least
@@ -321,8 +382,6 @@ class ReplicaState {
 
   std::vector<Seq> seqs_;
   std::vector<SeqId> free_slots_;
-  std::deque<SeqId> waiting_;
-  std::vector<SeqId> prefilling_;
   std::deque<SeqId> swapped_;
   PreemptionMode mode_;
   StateRules rules_;
@@ -333,13 +392,6 @@ class ReplicaState {
   KvCacheManager kv_;
   int block_size_;
 
-  // Decoding set aggregates.
-  int64_t decode_step_ = 0;  // D
-  int64_t n_decode_ = 0;
-  int64_t sum_base_ = 0;     // sum of kv0 - d0
-  int64_t sum_out_base_ = 0; // sum of output_tokens - generated + d0 (tokens left: that - n*D)
-  int64_t sum_output_ = 0;   // sum of output_tokens
-  std::vector<int64_t> residue_count_;
   struct FinishEntry {
     int64_t step;
     SeqId seq;
@@ -348,12 +400,41 @@ class ReplicaState {
       return step != o.step ? step > o.step : seq > o.seq;
     }
   };
-  std::priority_queue<FinishEntry, std::vector<FinishEntry>, std::greater<>> finish_heap_;
-  // Decoders whose previous token did not come from the last decode step
-  // (they joined since), grouped by when that token came: (time, count).
-  std::vector<std::pair<SimTime, int64_t>> fresh_;
-  SimTime last_decode_end_ = 0;
-  int64_t inflight_decode_blocks_ = 0;  // allocated by AddDecodes, not yet reflected in D
+  // One decoding set's aggregates (the file comment).
+  struct DecodeGroup {
+    int64_t step = 0;          // D
+    int64_t n = 0;
+    int64_t sum_base = 0;      // sum of kv0 - d0
+    int64_t sum_out_base = 0;  // sum of output_tokens - generated + d0 (tokens left: that - n*D)
+    int64_t sum_output = 0;    // sum of output_tokens
+    std::vector<int64_t> residue_count;
+    std::priority_queue<FinishEntry, std::vector<FinishEntry>, std::greater<>> finish_heap;
+    // Decoders whose previous token did not come from the group's last
+    // decode step (they joined since), grouped by when that token came:
+    // (time, count).
+    std::vector<std::pair<SimTime, int64_t>> fresh;
+    SimTime last_end = 0;
+    int64_t inflight_blocks = 0;  // allocated by AddDecodes, not yet reflected in D
+    bool in_flight = false;       // its batch is launched and not complete
+    // Its requests that wait, and those in prefill (in admission order).
+    std::deque<SeqId> waiting;
+    std::vector<SeqId> prefilling;
+    int64_t members = 0;          // requests it holds, of every phase
+  };
+  // Where an arriving request goes: the group holding fewest (vLLM V0's
+  // add_request picks the virtual engine with the fewest unfinished).
+  int LeastLoadedGroup() const;
+  // Inserts `id` into its group's waiting queue by key: behind every
+  // request whose key is at most its own (`front_of_equals`: in front of
+  // every one whose key is not below it).
+  void InsertWaiting(SeqId id, bool front_of_equals);
+  DecodeGroup& G() { return groups_[active_]; }
+  const DecodeGroup& G() const { return groups_[active_]; }
+  std::vector<DecodeGroup> groups_;
+  int active_ = 0;
+  int64_t n_decode_all_ = 0;
+  int64_t n_prefill_all_ = 0;
+  int64_t n_waiting_all_ = 0;
   int64_t preemptions_ = 0;
   int64_t prefix_hit_tokens_ = 0;
   int64_t prefix_prompt_tokens_ = 0;
@@ -366,22 +447,24 @@ class ReplicaState {
 template <typename GapFn, typename FinishFn>
 void ReplicaState::Complete(Batch& batch, SimTime end, GapFn&& gap, FinishFn&& finished) {
   finished_scratch_.clear();
+  DecodeGroup& g = groups_[batch.group];
+  g.in_flight = false;
   if (batch.decodes) {
     // Every decoder present at launch gets a token at `end`.
     int64_t fresh_total = 0;
-    for (auto& [t, count] : fresh_) {
+    for (auto& [t, count] : g.fresh) {
       if (count > 0) gap(end - t, count);
       fresh_total += count;
     }
-    const int64_t steady = n_decode_ - fresh_total;
-    if (steady > 0) gap(end - last_decode_end_, steady);
-    fresh_.clear();
-    last_decode_end_ = end;
-    ++decode_step_;
-    inflight_decode_blocks_ = 0;
-    while (!finish_heap_.empty() && finish_heap_.top().step <= decode_step_) {
-      FinishEntry e = finish_heap_.top();
-      finish_heap_.pop();
+    const int64_t steady = g.n - fresh_total;
+    if (steady > 0) gap(end - g.last_end, steady);
+    g.fresh.clear();
+    g.last_end = end;
+    ++g.step;
+    g.inflight_blocks = 0;
+    while (!g.finish_heap.empty() && g.finish_heap.top().step <= g.step) {
+      FinishEntry e = g.finish_heap.top();
+      g.finish_heap.pop();
       Seq& s = seqs_[e.seq];
       if (s.phase != SeqPhase::kDecode || s.heap_gen != e.gen) continue;
       s.last_token = end;
@@ -391,10 +474,12 @@ void ReplicaState::Complete(Batch& batch, SimTime end, GapFn&& gap, FinishFn&& f
       finished_scratch_.push_back(e.seq);
     }
   }
+  // Prefills that end join this batch's group.
+  active_ = batch.group;
   for (const Chunk& c : batch.chunks) {
     Seq& s = seqs_[c.seq];
     s.in_batch = false;
-    if (s.phase != SeqPhase::kPrefill) continue;  // cannot happen with pp = 1
+    if (s.phase != SeqPhase::kPrefill) continue;  // cannot happen: in flight, so never preempted
     s.prefilled += c.tokens;
     if (s.prefilled < s.prefill_target) continue;
     // Prefill done: the last position's logits give the next token.
@@ -424,25 +509,26 @@ void ReplicaState::Complete(Batch& batch, SimTime end, GapFn&& gap, FinishFn&& f
 
 template <typename GapFn, typename StepsFn>
 void ReplicaState::CompleteDecodeSteps(DecodeStepRun& run, GapFn&& gap, StepsFn&& steps) {
-  FLEETSIM_CHECK(run.count > 0 && n_decode_ > 0 && run.seqs == n_decode_);
+  DecodeGroup& g = G();
+  FLEETSIM_CHECK(run.count > 0 && g.n > 0 && run.seqs == g.n);
   const SimTime end0 = run.End(0);
   int64_t fresh_total = 0;
-  for (auto& [t, c] : fresh_) {
+  for (auto& [t, c] : g.fresh) {
     if (c > 0) gap(end0, end0 - t, c);
     fresh_total += c;
   }
   run.first = 0;
-  if (fresh_total > 0 || last_decode_end_ != run.End(-1)) {
-    const int64_t steady = n_decode_ - fresh_total;
-    if (steady > 0) gap(end0, end0 - last_decode_end_, steady);
+  if (fresh_total > 0 || g.last_end != run.End(-1)) {
+    const int64_t steady = g.n - fresh_total;
+    if (steady > 0) gap(end0, end0 - g.last_end, steady);
     run.first = 1;
   }
   if (run.first < run.count) steps(run);
-  fresh_.clear();
-  last_decode_end_ = run.End(run.count - 1);
-  decode_step_ += run.count;
-  inflight_decode_blocks_ = 0;
-  FLEETSIM_CHECK(finish_heap_.empty() || finish_heap_.top().step > decode_step_);
+  g.fresh.clear();
+  g.last_end = run.End(run.count - 1);
+  g.step += run.count;
+  g.inflight_blocks = 0;
+  FLEETSIM_CHECK(g.finish_heap.empty() || g.finish_heap.top().step > g.step);
 }
 
 }  // namespace fleetsim

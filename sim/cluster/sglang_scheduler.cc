@@ -40,7 +40,7 @@ void SglangScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
   // future tokens. The request being chunked is not among them.
   const double decoders_future =
       std::min<double>(static_cast<double>(state.DecodingTokensLeft()),
-                       static_cast<double>(clip) * static_cast<double>(state.num_decoding())) *
+                       static_cast<double>(clip) * static_cast<double>(state.num_decoding_all())) *
       ratio_;
   double room = static_cast<double>(state.kv().free_blocks() * block) - decoders_future;
   int64_t input_budget = options_.max_prefill_tokens;   // rem_input_tokens
@@ -56,6 +56,7 @@ void SglangScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
   std::vector<SeqId> prefilling = state.prefilling();
   for (SeqId id : prefilling) {
     if (chunk_budget <= 0) break;
+    if (state.seq(id).in_batch) continue;  // in a batch in flight (pp > 1)
     const int64_t left = state.PrefillLeft(id);
     const int32_t tokens = static_cast<int32_t>(std::min<int64_t>(left, chunk_budget));
     if (!state.kv().CanAllocate(state.ChunkBlocksNeeded(id, tokens))) break;
@@ -109,7 +110,7 @@ void SglangScheduler::Retract(ReplicaState& state, SimTime now, Batch* batch) {
     if (state.num_decoding() <= 1) break;  // always keeps one
     if (state.PreemptVictim(batch, now) == kNoSeq) break;
   }
-  const int64_t n = state.num_decoding();
+  const int64_t n = state.num_decoding_all();
   if (n == 0) return;
   const int64_t decoded = state.DecodingOutputTokens() - state.DecodingTokensLeft();
   ratio_ = std::min(1.0, static_cast<double>(decoded + kRetractDecodeSteps * n) /

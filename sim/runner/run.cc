@@ -265,10 +265,36 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   if (m.heads % p.tp != 0)
     return Status::Infeasible(p.path + ".tp: " + std::to_string(p.tp) + " does not divide the " +
                            std::to_string(m.heads) + " attention heads of " + m.name);
-  if (p.pp != 1)
-    return Status::Invalid(p.path + ".pp: pipeline parallelism is not modelled yet; pp must be 1");
+  if (p.pp > m.layers)
+    return Status::Infeasible(p.path + ".pp: " + std::to_string(p.pp) + " stages for the " + std::to_string(m.layers) +
+                              " layers of " + m.name);
   plan->shard.tp = p.tp;
   plan->shard.pp = p.pp;
+  if (!p.layer_split.empty()) {
+    int64_t sum = 0;
+    for (int l : p.layer_split) sum += l;
+    if (static_cast<int>(p.layer_split.size()) != p.pp || sum != m.layers)
+      return Status::Invalid(p.path + ".layer_split: expected " + std::to_string(p.pp) + " stage(s) (pp) summing to the " +
+                             std::to_string(m.layers) + " layers of " + m.name + ", got " +
+                             std::to_string(p.layer_split.size()) + " summing to " + std::to_string(sum));
+  }
+  if (p.pp > 1) {
+    PipelinePlan& pl = plan->pipeline;
+    pl.layers = p.layer_split.empty() ? DefaultLayerSplit(m.layers, p.pp) : p.layer_split;
+    plan->shard.stage_layers = *std::max_element(pl.layers.begin(), pl.layers.end());
+    // Between stages each token's hidden state and residual go to the next
+    // stage (vLLM's IntermediateTensors: "hidden_states" and "residual"),
+    // over the peer link between their GPUs, or PCIe without one.
+    pl.send_bytes_per_token = 2.0 * m.hidden * DTypeBytes(m.compute_dtype);
+    double gbps = plan->gpu->scale_up.PeerGbps();
+    if (gbps <= 0) gbps = plan->gpu->pcie_gbps_per_direction;
+    if (gbps <= 0)
+      return Status::Infeasible(p.path + ".pp: " + std::to_string(p.pp) + " stages on \"" + plan->gpu->name +
+                                "\" have no link between them to send activations over");
+    const RooflineOptions defaults;
+    pl.links.assign(static_cast<size_t>(p.pp - 1),
+                    StageLink{plan->gpu->scale_up.latency_us * 1e3, gbps * defaults.link_efficiency});
+  }
   if (p.tp > 1 && plan->gpu->scale_up.CollectiveGbps(p.tp) <= 0 && plan->gpu->pcie_gbps_per_direction <= 0)
     return Status::Infeasible(p.path + ".tp: " + std::to_string(p.tp) + " GPUs of \"" + plan->gpu->name +
                            "\" have no link between them to all-reduce over");
@@ -958,7 +984,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       ro.prefix_caching = p.spec->prefix_caching;
       ro.kv_blocks = p.memory.kv_blocks;
       ro.block_size = p.spec->block_size;
-      ro.pipeline_depth = 1;
+      ro.pipeline = p.shard.pp > 1 ? &p.pipeline : nullptr;
       ro.server_request = std::llround(p.engine.server_request_us * 1e3);
       ro.server_prompt_token_ns = p.engine.server_prompt_token_us * 1e3;
       ro.server_output_token = std::llround(p.engine.server_output_token_us * 1e3);

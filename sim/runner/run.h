@@ -20,6 +20,7 @@
 #include "model/roofline.h"
 #include "sim/cluster/autoscaler.h"
 #include "sim/cluster/batch_scheduler.h"
+#include "sim/cluster/executor.h"
 #include "sim/cluster/gateway.h"
 #include "sim/cluster/reliability.h"
 #include "sim/cluster/router.h"
@@ -71,6 +72,7 @@ struct PoolPlan {
   std::string engine_name;       // the profile's name (a file's: its "name")
   const SchedulerRegistry::Entry* scheduler = nullptr;
   ShardPlan shard;
+  PipelinePlan pipeline;         // pp > 1: the stages' layers and links
   SchedulerLimits limits;
   StepLimits step;               // what an iteration holds under the pool's scheduler
   MemoryPlan memory;

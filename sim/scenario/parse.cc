@@ -56,7 +56,7 @@ const KeyTable kTables[] = {
     {"fleet.rolling_restarts[]", {"pool", "at_s", "batch", "drain_timeout_s"}},
     {"failures[]", {"model", "mtbf_hours", "mttr_s", "at_s", "node", "replica", "rack", "zone", "kind"}},
     {"fleet.pools[]",
-     {"name", "model", "gpu", "replicas", "tp", "pp", "engine", "scheduler", "scheduler_options", "preemption",
+     {"name", "model", "gpu", "replicas", "tp", "pp", "layer_split", "engine", "scheduler", "scheduler_options", "preemption",
       "swap_space_gib", "max_model_len", "prefix_caching", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
       "block_size", "kv_cache_dtype", "pricing_class", "usd_per_gpu_hour", "over_max_model_len", "spares", "zone",
       "autoscaler", "warm_start_s", "warm_cost_fraction", "spot", "region"}},
@@ -150,6 +150,7 @@ const NumericBound kBounds[] = {
     IntIn("fleet.pools[].replicas", 1, 100000),
     IntIn("fleet.pools[].tp", 1, 1024),
     IntIn("fleet.pools[].pp", 1, 1024),
+    IntIn("fleet.pools[].layer_split[]", 1, 100000),
     NumIn("fleet.pools[].scheduler_options.watermark", 0, 0.5),
     IntIn("fleet.pools[].scheduler_options.chunk_size", 1, 1 << 24),
     IntIn("fleet.pools[].scheduler_options.reserve_request_length", 0, 1),
@@ -793,6 +794,25 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
     o.Int("replicas", &p.replicas);
     o.Int("tp", &p.tp);
     o.Int("pp", &p.pp);
+    if (o.Has("layer_split")) {
+      // Layers per pipeline stage (vLLM's VLLM_PP_LAYER_PARTITION); its
+      // length and sum are checked against pp and the model at build.
+      const json& ls = o.At("layer_split");
+      const std::string where = p.path + ".layer_split";
+      if (!ls.is_array() || ls.empty()) {
+        o.Fail(where, "expected a non-empty array of layer counts, got " + Describe(ls));
+      } else {
+        for (size_t k = 0; k < ls.size() && o.ok(); ++k) {
+          const NumericBound& b = BoundFor("fleet.pools[].layer_split[]");
+          int64_t n = 0;
+          if (!ReadInt(ls[k], b, &n)) {
+            o.Fail(where + "[" + std::to_string(k) + "]", "expected " + DescribeBound(b) + ", got " + Describe(ls[k]));
+            break;
+          }
+          p.layer_split.push_back(static_cast<int>(n));
+        }
+      }
+    }
     o.String("engine", &p.engine);
     // A bundled engine profile's name, or a user's file (a path, relative
     // to the scenario).

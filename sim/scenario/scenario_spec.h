@@ -39,6 +39,9 @@ struct PoolSpec {
   int replicas = 1;
   int tp = 1;
   int pp = 1;
+  // Layers per pipeline stage, pp entries summing to the model's layers;
+  // empty: vLLM's default split (sim/cluster/executor.h).
+  std::vector<int> layer_split;
   // Engine profile: a bundled name (model/engines), or a user's file (a
   // path, resolved against the scenario's folder; EngineIsFile). Empty:
   // the scheduler's own engine (sglang for sglang, else vllm).

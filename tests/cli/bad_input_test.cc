@@ -256,8 +256,22 @@ std::vector<BadCase> BadCases() {
   // ---- impossible configurations ----
   v.push_back(Case("TpDoesNotDivideHeads", With(g, [](json& j) { j["fleet"]["pools"][0]["tp"] = 3; }),
                    {"fleet.pools[0].tp: ", "3 does not divide", "32 attention heads", "Llama-3.1-8B"}));
-  v.push_back(Case("PipelineParallel", With(g, [](json& j) { j["fleet"]["pools"][0]["pp"] = 2; }),
-                   {"fleet.pools[0].pp: ", "pp must be 1"}));
+  v.push_back(Case("PipelineParallelBeyondLayers", With(g, [](json& j) { j["fleet"]["pools"][0]["pp"] = 33; }),
+                   {"fleet.pools[0].pp: ", "33 stages", "32 layers", "Llama-3.1-8B"}));
+  v.push_back(Case("LayerSplitNotSummingToLayers",
+                   With(g,
+                        [](json& j) {
+                          j["fleet"]["pools"][0]["pp"] = 2;
+                          j["fleet"]["pools"][0]["layer_split"] = {16, 15};
+                        }),
+                   {"fleet.pools[0].layer_split: ", "2 stage(s)", "summing to the 32 layers", "summing to 31"}));
+  v.push_back(Case("LayerSplitNotAnInteger",
+                   With(g,
+                        [](json& j) {
+                          j["fleet"]["pools"][0]["pp"] = 2;
+                          j["fleet"]["pools"][0]["layer_split"] = {16, "x"};
+                        }),
+                   {"fleet.pools[0].layer_split[1]: ", "expected a positive integer", "\"x\""}));
   v.push_back(Case("ModelDoesNotFit", With(g, [](json& j) { j["model"] = "Llama-3.1-70B"; }),
                    {"fleet.pools[0]: ", "Llama-3.1-70B", "does not fit", "H100-SXM", "GiB"}));
   v.push_back(Case("BatchedTokensBelowMaxSeqs",

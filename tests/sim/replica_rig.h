@@ -64,6 +64,7 @@ struct Rig {
   PreemptionMode mode = PreemptionMode::kRecompute;
   int64_t host_blocks = 0;
   std::optional<bool> prefix_caching;
+  const PipelinePlan* pipeline = nullptr;  // pp > 1; must outlive the fixture
 };
 
 struct Fixture {
@@ -75,6 +76,7 @@ struct Fixture {
     o.preemption = s.mode;
     o.host_kv_blocks = s.host_blocks;
     o.prefix_caching = s.prefix_caching;
+    o.pipeline = s.pipeline;
     std::unique_ptr<BatchScheduler> sched;
     const auto* entry = Schedulers().Find(s.scheduler);
     EXPECT_NE(entry, nullptr) << s.scheduler;
