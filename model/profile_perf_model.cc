@@ -136,9 +136,10 @@ Status ProfilePerfModel::Create(const Profile& profile, const std::string& profi
     }
   }
 
-  // TP all-reduce. pp > 1 adds activation sends no profile describes; keep
-  // the roofline's communication then.
-  if (shard.tp > 1 && shard.pp == 1) {
+  // TP all-reduce within a node (a group spanning nodes keeps the
+  // roofline's ring over the topology: no single-node profile describes it).
+  // Pipeline sends stay the roofline's (the executor prices them).
+  if (shard.tp > 1 && roofline.collective_gbps <= 0) {
     if (find(profile.all_reduce_intra_node, shard.tp, &m->all_reduce_curve_)) {
       m->all_reduce_ = Source::kProfile;
     } else {
@@ -210,7 +211,7 @@ double ProfilePerfModel::TotalNs(const BatchShape& shape, RooflinePerfModel::Bre
     // Two all-reduces per layer: after attention's O and the MLP's down.
     const double one = all_reduce_ == Source::kProfile ? all_reduce_curve_.At(bytes)
                                                        : RingAllReduceNs(link_alpha_ns_, link_gbps_, tp_, bytes);
-    total += layers_ * 2.0 * one - (b.all_reduce_ns - b.gather_ns);
+    total += layers_ * 2.0 * one - (b.all_reduce_ns - b.gather_ns - b.pp_send_ns);
   }
   // Profiles are bounded on load (model/profile.cc), so total is finite;
   // an absurd but accepted profile is capped at 1e15 ns (11.6 days) per

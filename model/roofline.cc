@@ -150,22 +150,25 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   const double alpha_ns = gpu.scale_up.latency_us * 1e3;
   const double token_bytes = hidden * cb;
   if (shard.tp > 1) {
-    const double bw = link_bw(gpu.scale_up.CollectiveGbps(shard.tp));
+    const bool spans_nodes = options.collective_gbps > 0;
+    const double bw = link_bw(spans_nodes ? options.collective_gbps : gpu.scale_up.CollectiveGbps(shard.tp));
+    const double ring_alpha_ns = spans_nodes ? options.collective_alpha_ns : alpha_ns;
     // Two all-reduces of T x hidden per layer (after attention's O
     // projection and after the MLP's down projection), priced per step by
     // AllReduceNs as the engine runs them.
     all_reduces_ = 2 * layers_;
     ar_p_ = shard.tp;
     ar_bytes_per_token_ = token_bytes;
-    ar_alpha_ns_ = alpha_ns;
+    ar_alpha_ns_ = ring_alpha_ns;
     ar_gbps_ = bw;
     const bool nvlink = gpu.scale_up.kind == "nvlink" && gpu.scale_up.CollectiveGbps(shard.tp) > 0;
-    ar_custom_ = engine.all_reduce == AllReduceAlgorithm::kVllmCustom && VllmCustomAllReduce::Enabled(shard.tp, nvlink);
+    ar_custom_ = !spans_nodes && engine.all_reduce == AllReduceAlgorithm::kVllmCustom &&
+                 VllmCustomAllReduce::Enabled(shard.tp, nvlink);
     ar_custom_latency_ns_ = engine.custom_all_reduce_latency_us * 1e3;
     // The sampled rows' logits are gathered from the vocab shards (NCCL):
     //   (p-1) alpha + (p-1)/p * rows * vocab * c / B.
     const double p = shard.tp;
-    gather_fixed_ns_ = (p - 1) * alpha_ns;
+    gather_fixed_ns_ = (p - 1) * ring_alpha_ns;
     gather_ns_per_sampled_ = (p - 1) / p * model.vocab * cb / bw;
   }
   if (shard.pp > 1) {

@@ -51,6 +51,13 @@ struct RooflineOptions {
   double attention_prefill_kernel_us = 0;
   double attention_prefill_half_work = 0;
   double attention_prefill_work_exponent = 1;
+  // The tensor-parallel group's ring as the fleet's topology prices it when
+  // it spans nodes (sim/cluster/topology.h): alpha per step and the slowest
+  // hop's bandwidth (datasheet GB/s; link_efficiency still applies). 0: the
+  // GPU's scale-up fabric, within one node. When set, the engine's own
+  // all-reduce (one node only) gives way to NCCL's ring.
+  double collective_alpha_ns = 0;
+  double collective_gbps = 0;
 };
 
 // The options a pool's roofline runs with: the scenario's, with the GPU's

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <unordered_map>
 
 #include "base/sha256.h"
@@ -46,8 +47,10 @@ FleetPlacement PlaceFleet(const ScenarioSpec& spec, const std::vector<PoolPlan>&
     if (fresh) ++fp.racks;
     fp.node_rack.push_back(it->second);
     fp.node_zone.push_back(zone);
+    fp.node_gpu.push_back(nullptr);  // the pool's, below
     return fp.nodes() - 1;
   };
+  fp.gpus_per_node = per_node;
   for (const PoolPlan& p : pools) {
     int zone = static_cast<int>(std::find(fp.zones.begin(), fp.zones.end(), p.spec->zone) - fp.zones.begin());
     if (zone == static_cast<int>(fp.zones.size())) {
@@ -56,20 +59,28 @@ FleetPlacement PlaceFleet(const ScenarioSpec& spec, const std::vector<PoolPlan>&
     }
     const int g = p.shard.gpus();
     int node = -1, free = 0;
-    for (int r = 0; r < p.spec->total_replicas(); ++r) {
-      std::vector<int> nodes;
-      if (g > per_node) {
-        for (int k = 0; k < (g + per_node - 1) / per_node; ++k) nodes.push_back(new_node(zone));
-        free = 0;
-      } else {
-        if (node < 0 || free < g) {
-          node = new_node(zone);
-          free = per_node;
-        }
-        nodes.push_back(node);
-        free -= g;
+    auto take = [&](std::vector<int>* nodes, std::vector<int>* gpus) {
+      if (node < 0 || free == 0) {
+        node = new_node(zone);
+        fp.node_gpu[static_cast<size_t>(node)] = p.gpu;
+        free = per_node;
       }
+      if (nodes->empty() || nodes->back() != node) nodes->push_back(node);
+      gpus->push_back(node * per_node + (per_node - free));
+      --free;
+    };
+    for (int r = 0; r < p.spec->total_replicas(); ++r) {
+      std::vector<int> nodes, gpus;
+      // A new node first: a replica that spans nodes takes whole ones, a
+      // spread one a node of its own, a topology-aware one that does not fit
+      // in what is left of the node.
+      const bool fresh = spec.placement == ScenarioSpec::Placement::kSpread ||
+                         (spec.placement == ScenarioSpec::Placement::kTopologyAware && (g > per_node || free < g));
+      if (fresh) free = 0;
+      for (int k = 0; k < g; ++k) take(&nodes, &gpus);
+      if (g > per_node && spec.placement == ScenarioSpec::Placement::kTopologyAware) free = 0;
       fp.replica_nodes.push_back(std::move(nodes));
+      fp.replica_gpus.push_back(std::move(gpus));
     }
   }
   return fp;
@@ -284,16 +295,11 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
     plan->shard.stage_layers = *std::max_element(pl.layers.begin(), pl.layers.end());
     // Between stages each token's hidden state and residual go to the next
     // stage (vLLM's IntermediateTensors: "hidden_states" and "residual"),
-    // over the peer link between their GPUs, or PCIe without one.
+    // over the links between their GPUs (ScenarioRun::PriceLinks).
     pl.send_bytes_per_token = 2.0 * m.hidden * DTypeBytes(m.compute_dtype);
-    double gbps = plan->gpu->scale_up.PeerGbps();
-    if (gbps <= 0) gbps = plan->gpu->pcie_gbps_per_direction;
-    if (gbps <= 0)
+    if (plan->gpu->scale_up.PeerGbps() <= 0 && plan->gpu->pcie_gbps_per_direction <= 0)
       return Status::Infeasible(p.path + ".pp: " + std::to_string(p.pp) + " stages on \"" + plan->gpu->name +
                                 "\" have no link between them to send activations over");
-    const RooflineOptions defaults;
-    pl.links.assign(static_cast<size_t>(p.pp - 1),
-                    StageLink{plan->gpu->scale_up.latency_us * 1e3, gbps * defaults.link_efficiency});
   }
   if (p.tp > 1 && plan->gpu->scale_up.CollectiveGbps(p.tp) <= 0 && plan->gpu->pcie_gbps_per_direction <= 0)
     return Status::Infeasible(p.path + ".tp: " + std::to_string(p.tp) + " GPUs of \"" + plan->gpu->name +
@@ -383,6 +389,16 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   return Status::Ok();
 }
 
+// The roofline options of pool `p`: the scenario's with the GPU's fitted
+// shapes, and its tensor-parallel ring as the topology prices it when the
+// group spans nodes.
+RooflineOptions PoolRooflineOptions(const ScenarioSpec& s, const PoolPlan& p) {
+  RooflineOptions o = RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set, s.attention_efficiency_set);
+  o.collective_alpha_ns = p.collective_alpha_ns;
+  o.collective_gbps = p.collective_gbps;
+  return o;
+}
+
 // The pool's performance model: a ProfilePerfModel over `profile` when the
 // scenario names one (perf.profile), else the roofline. Errors name the
 // JSON paths.
@@ -395,13 +411,13 @@ Status MakePerfModel(const ScenarioSpec& s, const PoolPlan& p, const Profile* pr
                            "attention, shared experts or leading dense layers yet (DeepSeek-V3), so it cannot run");
   if (!profile) {
     *out = std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, p.engine,
-                                               RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set, s.attention_efficiency_set));
+                                               PoolRooflineOptions(s, p));
     return Status::Ok();
   }
   std::unique_ptr<ProfilePerfModel> m;
   FLEETSIM_RETURN_IF_ERROR(ProfilePerfModel::Create(*profile, std::filesystem::path(s.perf_profile).filename().string(),
                                                     *p.model, *p.gpu, p.shard, p.engine,
-                                                    RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set, s.attention_efficiency_set), &m)
+                                                    PoolRooflineOptions(s, p), &m)
                                .WithPrefix(s.file + ": perf.profile: " + p.spec->path + ": "));
   *out = std::move(m);
   return Status::Ok();
@@ -504,6 +520,8 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
   // opened exactly as the readers will open them (regular files only, never
   // a blocking open; see base/file.h).
   FLEETSIM_RETURN_IF_ERROR(CheckTrafficInputs(s.traffic).WithPrefix(s.file + ": "));
+  run->placement_ = PlaceFleet(s, run->pools_);
+  FLEETSIM_RETURN_IF_ERROR(run->PriceLinks().WithPrefix(s.file + ": "));
   {
     // Built once here, so that `validate` checks them, and kept for Run
     // (a PerfModel is immutable).
@@ -512,7 +530,6 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
       FLEETSIM_RETURN_IF_ERROR(MakePerfModel(s, p, profile.get(), &run->perf_.back()));
     }
   }
-  run->placement_ = PlaceFleet(s, run->pools_);
   FLEETSIM_RETURN_IF_ERROR(run->CheckReliability().WithPrefix(s.file + ": "));
   FLEETSIM_RETURN_IF_ERROR(run->CheckScaling());
   {
@@ -718,6 +735,54 @@ Status ScenarioRun::MakeAutoscaler(size_t pool, std::unique_ptr<Autoscaler>* out
   if (!e) return Status::Invalid(spec_.file + ": " + as.path + ".policy: " +
                                  Unknown("autoscaler", as.policy, policies_.autoscalers.Names()));
   return e->factory(as, ctx, out).WithPrefix(spec_.file + ": ");
+}
+
+Status ScenarioRun::PriceLinks() {
+  const FleetPlacement& fp = placement_;
+  if (fp.nodes() == 0) return Status::Ok();
+  topology_ = std::make_unique<Topology>(fp.node_gpu, fp.gpus_per_node, spec_.network);
+  const double efficiency = spec_.roofline.link_efficiency;
+  size_t first = 0;  // the pool's first replica
+  for (PoolPlan& p : pools_) {
+    const std::vector<int>& gpus = fp.replica_gpus[first];
+    first += static_cast<size_t>(p.spec->total_replicas());
+    const int tp = p.shard.tp, pp = p.shard.pp;
+    if (tp > 1) {
+      // Every replica of a pool is placed alike; stage 0's group stands for all.
+      const Topology::RingCost ring = topology_->Ring(std::vector<int>(gpus.begin(), gpus.begin() + tp));
+      if (ring.crosses_nodes) {
+        p.collective_alpha_ns = ring.alpha_ns;
+        p.collective_gbps = ring.gbps;
+        std::ostringstream w;
+        w << p.spec->path << ".tp: " << tp << " GPUs span " << p.spec->name << "'s nodes of " << fp.gpus_per_node
+          << " GPUs: its all-reduces are priced as NCCL's ring over the network (" << ring.gbps
+          << " GB/s a hop, " << ring.alpha_ns / 1e3 << " us a step), not the node's fabric";
+        p.warnings.push_back(w.str());
+      }
+    }
+    if (pp > 1) {
+      // Each of the tp ranks of stage i sends its 1/tp of the activations to
+      // the same rank of stage i + 1 (vLLM's send_tensor_dict with the TP
+      // group as all_gather_group), all at once: the stage link carries tp
+      // times the slowest rank's share of its links, after the slowest
+      // rank's latency. The all-gather on the receiving side is not priced.
+      PipelinePlan& pl = p.pipeline;
+      pl.links.clear();
+      for (int i = 0; i + 1 < pp; ++i) {
+        std::map<Topology::LinkId, int> uses;
+        for (int k = 0; k < tp; ++k)
+          for (Topology::LinkId l : topology_->PathBetween(gpus[i * tp + k], gpus[(i + 1) * tp + k]).links) ++uses[l];
+        double alpha = 0, gbps = std::numeric_limits<double>::infinity();
+        for (int k = 0; k < tp; ++k) {
+          const Topology::Path& path = topology_->PathBetween(gpus[i * tp + k], gpus[(i + 1) * tp + k]);
+          alpha = std::max(alpha, path.latency_ns);
+          for (Topology::LinkId l : path.links) gbps = std::min(gbps, topology_->link(l).gbps / uses[l]);
+        }
+        pl.links.push_back(StageLink{alpha, tp * gbps * efficiency});
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 Status ScenarioRun::CheckScaling() {

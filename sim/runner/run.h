@@ -24,6 +24,7 @@
 #include "sim/cluster/gateway.h"
 #include "sim/cluster/reliability.h"
 #include "sim/cluster/router.h"
+#include "sim/cluster/topology.h"
 #include "sim/metrics/collector.h"
 #include "sim/scenario/scenario_spec.h"
 
@@ -73,6 +74,10 @@ struct PoolPlan {
   const SchedulerRegistry::Entry* scheduler = nullptr;
   ShardPlan shard;
   PipelinePlan pipeline;         // pp > 1: the stages' layers and links
+  // A tensor-parallel group spanning nodes: its ring on the topology
+  // (RooflineOptions::collective_*); 0 within a node.
+  double collective_alpha_ns = 0;
+  double collective_gbps = 0;
   SchedulerLimits limits;
   StepLimits step;               // what an iteration holds under the pool's scheduler
   MemoryPlan memory;
@@ -143,6 +148,11 @@ struct RunReport {
 // arrive (the sharding issue).
 struct FleetPlacement {
   std::vector<std::vector<int>> replica_nodes;  // by replica index
+  // The replica's GPUs (node x gpus_per_node + index in the node), stage
+  // by stage (pipeline stage i: [i tp, (i + 1) tp)).
+  std::vector<std::vector<int>> replica_gpus;
+  std::vector<const GpuSpec*> node_gpu;         // by node
+  int gpus_per_node = 8;
   std::vector<int> node_rack, node_zone;        // by node
   std::vector<std::string> zones;               // in order of first pool
   int racks = 0;
@@ -213,6 +223,11 @@ class ScenarioRun {
   std::vector<std::unique_ptr<ModelSpec>> models_;
   std::vector<std::unique_ptr<PerfModel>> perf_;  // one per pool, built in Build
   FleetPlacement placement_;
+  std::unique_ptr<Topology> topology_;  // of the placed fleet (Build only: its path cache is not shared)
+  // Prices what the placement decides (Build): each pool's tensor-parallel
+  // ring when it spans nodes (with a warning) and its pipeline stages'
+  // links, from the topology of the placed fleet.
+  Status PriceLinks();
   std::vector<int> restart_pools_;  // pool index of each rolling restart
   std::vector<std::unique_ptr<ReplicaCapacity>> capacity_;  // per pool, from its perf model
 };

@@ -33,7 +33,8 @@ const KeyTable kTables[] = {
      {"router", "pools", "gpus_per_node", "nodes_per_rack", "recovery", "health_check", "outlier_ejection", "retries",
       "max_requests_per_replica", "request_timeout_s", "cold_start", "rolling_restarts", "gpu_capacity",
       "activator_timeout_s", "router_options", "metrics_scrape_ms", "admission", "degradation", "regions", "clients",
-      "global_balancer", "canary"}},
+      "global_balancer", "canary", "placement", "network"}},
+    {"fleet.network", {"rail_optimized", "latency_us", "gbps_per_gpu"}},
     {"fleet.admission", {"queue_order", "max_queue_per_replica", "max_queue", "classes", "tenants"}},
     {"fleet.admission.classes[]", {"name", "priority", "weight", "queue_timeout_s"}},
     {"fleet.admission.tenants[]", {"name", "rate_per_s", "burst"}},
@@ -213,6 +214,8 @@ const NumericBound kBounds[] = {
     NumIn("fleet.pools[].autoscaler.options.tpot_ms", 0, 1e9),
     NumIn("fleet.pools[].autoscaler.options.no_correction", 0, 1e9),
     IntIn("fleet.gpus_per_node", 1, 1024),
+    NumIn("fleet.network.latency_us", 0, 1e6),
+    NumIn("fleet.network.gbps_per_gpu", 0, 1e6),
     IntIn("fleet.nodes_per_rack", 1, 100000),
     IntIn("fleet.max_requests_per_replica", 1, kMaxTokens),
     NumIn("fleet.metrics_scrape_ms", 0, 3.6e6),
@@ -1019,6 +1022,16 @@ void ParseReliability(Obj& top, Obj& fleet, ScenarioSpec* spec, Status* err) {
   ReliabilitySpec& r = spec->reliability;
   fleet.Int("gpus_per_node", &spec->gpus_per_node);
   fleet.Int("nodes_per_rack", &spec->nodes_per_rack);
+  if (const int pl = fleet.Choice("placement", {"topology_aware", "packed", "spread"}, false); pl >= 0)
+    spec->placement = static_cast<ScenarioSpec::Placement>(pl);
+  if (fleet.Has("network")) {
+    Obj n(fleet.At("network"), "fleet.network", "fleet.network", err);
+    std::optional<bool> rails;
+    n.OptBool("rail_optimized", &rails);
+    if (rails) spec->network.rail_optimized = *rails;
+    n.Number("latency_us", &spec->network.latency_us);
+    n.Number("gbps_per_gpu", &spec->network.gbps_per_gpu);
+  }
   if (const int rec = fleet.Choice("recovery", {"replace", "repair", "none"}, false); rec >= 0)
     r.recovery = static_cast<Recovery>(rec);
   fleet.OptInt("max_requests_per_replica", &r.max_requests_per_replica);

@@ -14,6 +14,7 @@
 #include "model/roofline.h"
 #include "sim/cluster/autoscaler.h"
 #include "sim/cluster/reliability.h"
+#include "sim/cluster/topology.h"
 #include "sim/traffic/traffic_spec.h"
 
 namespace fleetsim {
@@ -186,11 +187,19 @@ struct ScenarioSpec {
   std::vector<ClientLocationSpec> clients;
   GlobalBalancerSpec global_balancer;
   std::optional<CanarySpec> canary;
-  // Placement: replicas are packed onto nodes of gpus_per_node GPUs in pool
-  // order (each pool starting a node of its own), nodes_per_rack nodes to a
-  // rack within a zone.
+  // Placement: replicas go onto nodes of gpus_per_node GPUs in pool order
+  // (each pool starting a node of its own), nodes_per_rack nodes to a rack
+  // within a zone:
+  //   kTopologyAware  a replica that fits in a node stays in one; a larger
+  //                   one takes whole nodes (the default);
+  //   kPacked         GPUs in order, a replica may straddle two nodes;
+  //   kSpread         every replica starts a node of its own.
+  enum class Placement { kTopologyAware, kPacked, kSpread };
   int gpus_per_node = 8;
   int nodes_per_rack = 4;
+  Placement placement = Placement::kTopologyAware;
+  // The network between nodes (sim/cluster/topology.h).
+  NetworkSpec network;
   ReliabilitySpec reliability;
   std::vector<GpuCapacitySpec> gpu_capacity;
   // A request waiting for a replica of an autoscaled pool (none ready, one
