@@ -89,6 +89,11 @@ void Cluster::Add(std::unique_ptr<Replica> replica, int gpus, std::optional<doub
   m.history.push_back({sim_.now(), phase, -1});
   m.ready_since = sim_.now();
   m.replica->SetRetriedEnd([this] { RetriedEnded(); });
+  if (m.replica->options().role == ReplicaOptions::Role::kPrefill) {
+    const int i = size();
+    m.replica->SetOnPrefilled([this, i](const Request& r, const RequestRecord& rec) { HandOff(i, r, rec); });
+  }
+  if (m.replica->options().role == ReplicaOptions::Role::kDecode) decode_models_[m.replica->options().model]++;
   const int pool = m.replica->options().pool;
   if (static_cast<int>(serving_.size()) <= pool) {
     serving_.resize(pool + 1, 0);
@@ -133,9 +138,14 @@ void Cluster::RebuildReady() {
   // Views live in replicas_, whose elements do not move once all are added;
   // rebuilt after every Add, so the pointers are always current.
   ready_.clear();
+  decode_ready_.clear();
   for (auto& t : target_ready_) t.clear();
   for (const Member& m : replicas_) {
     if (!Routable(m)) continue;
+    if (m.replica->options().role == ReplicaOptions::Role::kDecode) {
+      decode_ready_[m.replica->options().model].push_back(&m.view);
+      continue;
+    }
     ready_[m.replica->options().model].push_back(&m.view);
     for (size_t t = 0; t < targets_.size(); ++t)
       for (int p : targets_[t])
@@ -213,9 +223,111 @@ void Cluster::At(SimTime t, std::function<void()> fn) { sim_.At(std::max(t, sim_
 
 void Cluster::Route(Request&& req) { RouteAvoiding(std::move(req), -1); }
 
+void Cluster::SetDisaggregation(Disaggregation d) {
+  FLEETSIM_CHECK(d.network != nullptr);
+  disagg_ = std::move(d);
+}
+
+int Cluster::PickDecode(const Request& req) const {
+  const std::string& model = req.model.empty() ? default_model_ : req.model;
+  auto it = decode_ready_.find(model);
+  if (it == decode_ready_.end() || it->second.empty()) return -1;
+  const ReplicaView* best = nullptr;
+  for (const ReplicaView* v : it->second) {
+    if (!best) {
+      best = v;
+      continue;
+    }
+    if (disagg_->pick == Disaggregation::Pick::kMostFreeKv) {
+      const int64_t free = replicas_[v->index()].replica->state().kv().free_blocks();
+      const int64_t best_free = replicas_[best->index()].replica->state().kv().free_blocks();
+      if (free > best_free) best = v;
+    } else if (v->outstanding() < best->outstanding()) {
+      best = v;
+    }
+  }
+  return best->index();
+}
+
+void Cluster::HandOff(int from, const Request& req, const RequestRecord& rec) {
+  // The request as the client sent it, for what is reported if it goes no
+  // further.
+  Request orig = req;
+  orig.output_tokens = req.disagg_output;
+  orig.disagg_output = 0;
+  const int to = PickDecode(req);
+  if (to < 0) {
+    RequestRecord r = UnservedRecord(orig, from, sim_.now(), RequestStatus::kFailed, "no_decode_replica");
+    r.first_scheduled = rec.first_scheduled;
+    observer_.OnFinished(r);
+    return;
+  }
+  Request d = orig;
+  d.arrival_reported = true;
+  d.attempt = 0;
+  d.prefill_scheduled = rec.first_scheduled;
+  d.kv_imported = req.prompt_tokens;
+  if (disagg_->ttft_from_prefill) {
+    // The first token came from here; the decode side continues after it.
+    d.prompt_tokens = req.prompt_tokens + 1;
+    d.output_tokens = req.disagg_output - 1;
+    d.carried = 1;
+    d.streamed_first_token = rec.first_token;
+  }
+  const double bytes = static_cast<double>(req.prompt_tokens) *
+                       disagg_->kv_bytes_per_token[static_cast<size_t>(replicas_[from].replica->options().pool)];
+  const std::vector<int>& src = disagg_->replica_gpus[static_cast<size_t>(from)];
+  const std::vector<int>& dst = disagg_->replica_gpus[static_cast<size_t>(to)];
+  FLEETSIM_CHECK(!src.empty() && !dst.empty());
+  struct Pending {
+    int flows = 0;
+    SimTime start = 0;
+    Request req;
+    int to = -1;
+  };
+  auto p = std::make_shared<Pending>();
+  p->flows = static_cast<int>(src.size());
+  p->start = sim_.now();
+  p->req = std::move(d);
+  p->to = to;
+  for (size_t k = 0; k < src.size(); ++k) {
+    disagg_->network->Send(src[k], dst[k % dst.size()], bytes / static_cast<double>(src.size()), [this, p, bytes] {
+      if (--p->flows > 0) return;
+      if (disagg_->on_transfer) disagg_->on_transfer(bytes, sim_.now() - p->start);
+      // The decode replica may have gone meanwhile: another ready one takes
+      // it (its KV would move again; the second move is not priced).
+      int target = p->to;
+      if (!Routable(replicas_[target])) target = PickDecode(p->req);
+      if (target < 0) {
+        Request o = p->req;
+        o.prompt_tokens -= o.carried;
+        o.output_tokens += o.carried;
+        observer_.OnFinished(UnservedRecord(o, -1, sim_.now(), RequestStatus::kFailed, "no_decode_replica"));
+        return;
+      }
+      replicas_[target].replica->Submit(std::move(p->req));
+    });
+  }
+}
+
 void Cluster::RouteAvoiding(Request&& req, int avoid) {
   const std::string& model = req.model.empty() ? default_model_ : req.model;
   if (req.model_id < 0) req.model_id = ModelId(model);
+  if (disagg_ && decode_models_.count(model)) {
+    if (req.prefill_scheduled >= 0) {
+      // A decode-side request retried: it starts again from its prefill.
+      req.prompt_tokens -= req.carried;
+      req.output_tokens += req.carried;
+      req.carried = 0;
+      req.kv_imported = 0;
+      req.streamed_first_token = -1;
+      req.prefill_scheduled = -1;
+    }
+    if (req.disagg_output == 0 && req.output_tokens > 1) {
+      req.disagg_output = req.output_tokens;
+      req.output_tokens = 1;
+    }
+  }
   auto it = ready_.find(model);
   const std::vector<const ReplicaView*>* ready = it == ready_.end() ? nullptr : &it->second;
   if (req.target >= 0) ready = &target_ready_[req.target];

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "sim/cluster/autoscaler.h"
+#include "sim/cluster/network.h"
 #include "sim/cluster/observer.h"
 #include "sim/cluster/reliability.h"
 #include "sim/cluster/replica.h"
@@ -228,6 +229,31 @@ class Cluster final : private FailureTarget {
   // every one holds max_requests_per_replica.
   void Route(Request&& req);
 
+  // Disaggregated serving. Pools of role kPrefill serve the router's
+  // requests with one output token; each prefilled request's KV then moves
+  // over `network` from its replica's GPUs to a decode replica's (each
+  // source GPU sends its share to the GPU of the same rank, modulo the
+  // decode replica's), chosen among the ready decode-role replicas of its
+  // model by `pick`, which decodes the rest. TTFT convention: with
+  // `ttft_from_prefill` the first token reaches the client from the prefill
+  // replica (DistServe, Splitwise) and the decode side produces the rest;
+  // otherwise (vLLM's disaggregated proxy, the default) the decode replica
+  // produces every output token, the first after the transfer, and the
+  // prefill replica's token is dropped.
+  struct Disaggregation {
+    enum class Pick { kLeastOutstanding, kMostFreeKv };
+    Pick pick = Pick::kLeastOutstanding;
+    bool ttft_from_prefill = false;
+    Network* network = nullptr;                    // must outlive the cluster
+    std::vector<std::vector<int>> replica_gpus;    // by replica index
+    std::vector<double> kv_bytes_per_token;        // by pool: the whole replica's KV of one token
+    // Called for each KV transfer when its last byte has arrived: its
+    // bytes and its time from start to that byte.
+    std::function<void(double bytes, SimTime latency)> on_transfer;
+  };
+  void SetDisaggregation(Disaggregation d);
+  const Network* network() const { return disagg_ ? disagg_->network : nullptr; }
+
   int size() const { return static_cast<int>(replicas_.size()); }
   Replica& replica(int i) { return *replicas_[i].replica; }
   const ReplicaView& view(int i) const { return replicas_[i].view; }
@@ -388,6 +414,14 @@ class Cluster final : private FailureTarget {
   // Model -> its routable replicas, in index order; models_ lists every
   // model served, ready or not, with its replica count.
   std::map<std::string, std::vector<const ReplicaView*>, std::less<>> ready_;
+  // Ready decode-role replicas by model (not the router's candidates).
+  std::map<std::string, std::vector<const ReplicaView*>, std::less<>> decode_ready_;
+  std::optional<Disaggregation> disagg_;
+  std::map<std::string, int, std::less<>> decode_models_;  // models with decode-role replicas
+  // A prefill replica prefilled `req`: moves its KV to a decode replica.
+  void HandOff(int from, const Request& req, const RequestRecord& rec);
+  // The ready decode replica `req` goes to (-1: none).
+  int PickDecode(const Request& req) const;
   std::map<std::string, int, std::less<>> models_;
   std::vector<std::string> model_names_;  // in order of first replica
   // Route targets: their pools, and their routable replicas in index order.

@@ -48,10 +48,13 @@ RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
   r.first_scheduled = s.first_scheduled;
   // Tokens reach the client server_output_token after their step.
   r.first_token = s.first_token >= 0 ? s.first_token + options_.server_output_token : -1;
+  if (s.req.streamed_first_token >= 0) r.first_token = s.req.streamed_first_token;
+  if (s.req.prefill_scheduled >= 0) r.first_scheduled = s.req.prefill_scheduled;
   r.finish = status == RequestStatus::kCompleted ? s.last_token + options_.server_output_token : s.last_token;
-  r.prompt_tokens = s.req.prompt_tokens;
-  r.output_tokens = s.req.output_tokens;
-  r.generated_tokens = state_.Generated(s);
+  // Tokens the prefill side produced count as they did for the client.
+  r.prompt_tokens = s.req.prompt_tokens - s.req.carried;
+  r.output_tokens = s.req.output_tokens + s.req.carried;
+  r.generated_tokens = state_.Generated(s) + s.req.carried;
   r.replica = options_.index;
   r.preemptions = s.preemptions;
   r.cached_tokens = std::max(0, s.cached_tokens);
@@ -322,7 +325,11 @@ void Replica::OnBatchDone(uint64_t batch_id) {
   state_.Complete(
       batch, end, [this, end](SimTime gap, int64_t count) { observer_.OnTokenGaps(end, gap, count); },
       [this](const Seq& s) {
-        observer_.OnFinished(RecordOf(s, RequestStatus::kCompleted));
+        if (s.req.disagg_output > 0 && options_.on_prefilled) {
+          options_.on_prefilled(s.req, RecordOf(s, RequestStatus::kCompleted));
+        } else {
+          observer_.OnFinished(RecordOf(s, RequestStatus::kCompleted));
+        }
         if (s.req.attempt > 0 && options_.on_retried_end) options_.on_retried_end();
       });
   // Requests arriving at this very instant join the next step, as a real

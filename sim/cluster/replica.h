@@ -69,6 +69,13 @@ struct ReplicaOptions {
   // or one stage for pp = 1. Must outlive the replica. Up to pp batches
   // are then in flight, one per decoder group (replica_state.h).
   const PipelinePlan* pipeline = nullptr;
+  // Disaggregated serving: a prefill replica hands each request it has
+  // prefilled (Request::disagg_output > 0) to this instead of reporting it
+  // finished: the request as it ran here, and its record (first token,
+  // first scheduled). Decode replicas take requests with KV imported.
+  enum class Role { kBoth, kPrefill, kDecode };
+  Role role = Role::kBoth;
+  std::function<void(const Request&, const RequestRecord&)> on_prefilled;
   PreemptionMode preemption = PreemptionMode::kRecompute;
   int64_t host_kv_blocks = 0;  // host memory for swapped KV, in blocks
   std::optional<bool> prefix_caching;  // unset: the scheduler's engine default
@@ -127,6 +134,9 @@ class Replica {
 
   const ReplicaOptions& options() const { return options_; }
   void SetRetriedEnd(std::function<void()> fn) { options_.on_retried_end = std::move(fn); }
+  void SetOnPrefilled(std::function<void(const Request&, const RequestRecord&)> fn) {
+    options_.on_prefilled = std::move(fn);
+  }
   // As of the last iteration completed by now (a decode span catches up).
   const ReplicaState& state() const {
     Sync();

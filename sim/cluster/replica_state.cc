@@ -45,6 +45,9 @@ SeqId ReplicaState::Enqueue(Request req, SimTime now, double key) {
   s.prefill_target = s.req.prompt_tokens;
   s.enqueued = now;
   s.queue_key = key;
+  // Its first token already streamed from a prefill replica: the next one
+  // is a gap after it.
+  if (s.req.streamed_first_token >= 0) s.first_token = s.last_token = s.req.streamed_first_token;
   s.group = static_cast<uint8_t>(groups_.size() == 1 ? 0 : LeastLoadedGroup());
   ++groups_[s.group].members;
   InsertWaiting(id, false);
@@ -350,9 +353,9 @@ size_t ReplicaState::FullPromptIds(const Seq& s) const {
 int64_t ReplicaState::MatchPrefix(const Seq& s, std::vector<PrefixCache::NodeId>* nodes) const {
   nodes->clear();
   const PrefixCache* cache = kv_.cache();
-  if (!cache) return 0;
   const int64_t per_id = s.req.prefix_block_tokens;
   const int64_t limit = s.prefill_target - 1;  // at least one token to compute the first logits from
+  if (!cache) return s.req.kv_imported > 0 ? std::min<int64_t>(s.req.kv_imported, limit) : 0;
   if (FullPromptIds(s) > 0) {
     cache->Match(s.req.prefix_blocks, nodes);
     // Only ids wholly inside the prompt.
@@ -369,11 +372,17 @@ int64_t ReplicaState::MatchPrefix(const Seq& s, std::vector<PrefixCache::NodeId>
     nodes->push_back(s.own_node);
     tokens += cache->Blocks(s.own_node) * block_size_;
   }
+  // KV moved here from a prefill replica (disaggregated serving), in blocks
+  // of its own, when it covers more than the cache does.
+  if (s.req.kv_imported > tokens) {
+    nodes->clear();
+    tokens = std::min<int64_t>(s.req.kv_imported, limit);
+  }
   return tokens;
 }
 
 int64_t ReplicaState::FrontCachedTokens() const {
-  if (G().waiting.empty() || !kv_.cache()) return 0;
+  if (G().waiting.empty()) return 0;
   std::vector<PrefixCache::NodeId> nodes;
   return MatchPrefix(seqs_[G().waiting.front()], &nodes);
 }
@@ -406,10 +415,14 @@ SeqId ReplicaState::TryAdmitFront(const Admission& a, Batch* batch) {
     kv_.Allocate(blocks);
     s.held_blocks = blocks;
   }
-  batch->shape.cached_tokens += hit;
+  // Imported KV is not a prefix-cache hit; once admitted it is in KV, and a
+  // preempted request computes it again.
+  const bool imported = s.req.kv_imported > 0 && match_scratch_.empty() && hit == std::min<int64_t>(s.req.kv_imported, s.prefill_target - 1);
+  s.req.kv_imported = 0;
+  if (!imported) batch->shape.cached_tokens += hit;
   if (s.cached_tokens < 0) {
-    s.cached_tokens = static_cast<int32_t>(hit);
-    prefix_hit_tokens_ += hit;
+    s.cached_tokens = imported ? 0 : static_cast<int32_t>(hit);
+    if (!imported) prefix_hit_tokens_ += hit;
     prefix_prompt_tokens_ += s.req.prompt_tokens;
   }
   AddChunk(id, static_cast<int32_t>(tokens), batch);

@@ -466,6 +466,13 @@ Summary MetricsCollector::Summarize(const RunFacts& facts) const {
     if (p.usd_gpu_ns) c.usd = Round6(static_cast<double>(*p.usd_gpu_ns / 3.6e12L));
     s.cost_by_pool.push_back(std::move(c));
   }
+  if (facts.transfers) {
+    s.transfers = facts.transfers;
+    s.transfers->bytes = Round6(s.transfers->bytes);
+    s.transfers->latency_ms_p50 = Round6(s.transfers->latency_ms_p50);
+    s.transfers->latency_ms_p99 = Round6(s.transfers->latency_ms_p99);
+  }
+  for (const auto& [name, f] : facts.link_busy_fraction) s.link_busy_fraction.emplace_back(name, Round6(f));
   if (facts.canary) {
     s.canary = facts.canary;
     for (CanaryStepReport& st : s.canary->steps) {
@@ -853,6 +860,26 @@ std::string SummaryToJson(const Summary& s) {
     w.Key("replicas_min").Int(a.replicas_min);
     w.Key("replicas_max").Int(a.replicas_max);
     w.Key("replica_seconds").Double(a.replica_seconds);
+    w.EndObject();
+  }
+  if (s.transfers) {
+    const RunFacts::Transfers& t = *s.transfers;
+    w.Key("transfer").BeginObject();
+    w.Key("count").Int(t.count);
+    w.Key("bytes").Double(t.bytes);
+    w.Key("latency_ms").BeginObject();
+    w.Key("p50").Double(t.latency_ms_p50);
+    w.Key("p99").Double(t.latency_ms_p99);
+    w.EndObject();
+    w.EndObject();
+  }
+  if (!s.link_busy_fraction.empty()) {
+    w.Key("links").BeginObject();
+    for (const auto& [name, f] : s.link_busy_fraction) {
+      w.Key(name).BeginObject();
+      w.Key("busy_fraction").Double(f);
+      w.EndObject();
+    }
     w.EndObject();
   }
   if (s.canary) {

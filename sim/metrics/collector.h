@@ -127,6 +127,17 @@ struct RunFacts {
   std::optional<Autoscaling> autoscaling;
   // Set when the scenario rolls out a canary (Gateway::canary).
   std::optional<CanaryReport> canary;
+  // Disaggregated fleets: the KV transfers (count, bytes, latency from the
+  // first byte sent to the last received, ms).
+  struct Transfers {
+    int64_t count = 0;
+    double bytes = 0;
+    double latency_ms_p50 = 0, latency_ms_p99 = 0;
+  };
+  std::optional<Transfers> transfers;
+  // Links that carried transfers or pipeline sends: name and the share of
+  // the window they were busy, in the topology's link order.
+  std::vector<std::pair<std::string, double>> link_busy_fraction;
   // The router, and each replica's busy fraction over the window (time in
   // iterations / window), for routing.load_imbalance.
   std::string router;
@@ -179,6 +190,8 @@ struct Summary {
   std::vector<CostPart> cost_by_pool;
   std::optional<RunFacts::Autoscaling> autoscaling;
   std::optional<CanaryReport> canary;
+  std::optional<RunFacts::Transfers> transfers;
+  std::vector<std::pair<std::string, double>> link_busy_fraction;
   // Per pool: GPU time and utilisation (busy / paid GPU time).
   struct PoolFigures {
     std::string name;

@@ -1,5 +1,6 @@
 #include "sim/runner/run.h"
 
+#include <array>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -520,6 +521,29 @@ Status ScenarioRun::Build(const ScenarioSpec& spec, const Catalog& catalog, cons
   // opened exactly as the readers will open them (regular files only, never
   // a blocking open; see base/file.h).
   FLEETSIM_RETURN_IF_ERROR(CheckTrafficInputs(s.traffic).WithPrefix(s.file + ": "));
+  {
+    // Disaggregated models: prefill and decode pools, nothing else.
+    std::map<std::string, std::array<int, 3>> roles;  // model -> pools per role
+    for (const PoolPlan& p : run->pools_) roles[p.model->name][static_cast<int>(p.spec->role)]++;
+    for (const PoolPlan& p : run->pools_) {
+      const std::array<int, 3>& r = roles[p.model->name];
+      if (p.spec->role == PoolSpec::Role::kBoth) {
+        if (r[1] + r[2] > 0)
+          return Status::Invalid(s.file + ": " + p.spec->path + ".role: " + p.model->name +
+                                 " has prefill or decode pools, so every pool of it needs role \"prefill\" or \"decode\"");
+        continue;
+      }
+      run->disaggregated_ = true;
+      const bool prefill = p.spec->role == PoolSpec::Role::kPrefill;
+      if (r[prefill ? 2 : 1] == 0)
+        return Status::Invalid(s.file + ": " + p.spec->path + ".role: a " + (prefill ? "prefill" : "decode") +
+                               " pool of " + p.model->name + " needs a " + (prefill ? "decode" : "prefill") +
+                               " pool of the same model");
+      if (!prefill && p.spec->scheduler == "orca")
+        return Status::Invalid(s.file + ": " + p.spec->path + ".scheduler: orca reserves and prefills whole prompts, "
+                               "so it cannot take KV moved from a prefill pool; choose another scheduler");
+    }
+  }
   run->placement_ = PlaceFleet(s, run->pools_);
   FLEETSIM_RETURN_IF_ERROR(run->PriceLinks().WithPrefix(s.file + ": "));
   {
@@ -1050,6 +1074,9 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       ro.kv_blocks = p.memory.kv_blocks;
       ro.block_size = p.spec->block_size;
       ro.pipeline = p.shard.pp > 1 ? &p.pipeline : nullptr;
+      ro.role = p.spec->role == PoolSpec::Role::kPrefill  ? ReplicaOptions::Role::kPrefill
+                : p.spec->role == PoolSpec::Role::kDecode ? ReplicaOptions::Role::kDecode
+                                                          : ReplicaOptions::Role::kBoth;
       ro.server_request = std::llround(p.engine.server_request_us * 1e3);
       ro.server_prompt_token_ns = p.engine.server_prompt_token_us * 1e3;
       ro.server_output_token = std::llround(p.engine.server_output_token_us * 1e3);
@@ -1116,6 +1143,28 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     cluster.SetReplicaQueueLimit(spec_.admission.max_queue_per_replica);
   }
   cluster.SetNodes(placement_.node_rack, placement_.node_zone, placement_.zones);
+  // Disaggregated pools move KV over a topology of their own per run (its
+  // path cache is the run's).
+  std::unique_ptr<Topology> topology;
+  std::unique_ptr<Network> network;
+  LogHistogram transfer_ns;
+  double transfer_bytes = 0;
+  if (disaggregated_) {
+    topology = std::make_unique<Topology>(placement_.node_gpu, placement_.gpus_per_node, spec_.network);
+    network = std::make_unique<Network>(sim, *topology, spec_.roofline.link_efficiency);
+    Cluster::Disaggregation d;
+    d.pick = spec_.disaggregation.most_free_kv ? Cluster::Disaggregation::Pick::kMostFreeKv
+                                               : Cluster::Disaggregation::Pick::kLeastOutstanding;
+    d.ttft_from_prefill = spec_.disaggregation.ttft_from_prefill;
+    d.network = network.get();
+    d.replica_gpus = placement_.replica_gpus;
+    for (const PoolPlan& p : pools_) d.kv_bytes_per_token.push_back(static_cast<double>(p.model->KvBytesPerToken()));
+    d.on_transfer = [&transfer_ns, &transfer_bytes](double bytes, SimTime latency) {
+      transfer_ns.Add(latency);
+      transfer_bytes += bytes;
+    };
+    cluster.SetDisaggregation(std::move(d));
+  }
   {
     RouterContext rc{sim.Stream("router"), spec_.router_options, "fleet.router_options",
                      [&sim] { return sim.now(); }, spec_.metrics_scrape_ms <= 0};
@@ -1346,6 +1395,17 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   cluster.ReportUnfinished(end, "run_ended");
 
   facts.end = end;
+  if (network) {
+    RunFacts::Transfers t;
+    t.count = transfer_ns.count();
+    t.bytes = transfer_bytes;
+    t.latency_ms_p50 = transfer_ns.Quantile(0.5) * 1e-6;
+    t.latency_ms_p99 = transfer_ns.Quantile(0.99) * 1e-6;
+    facts.transfers = t;
+    for (Topology::LinkId l : network->UsedLinks())
+      facts.link_busy_fraction.emplace_back(
+          topology->link(l).name, end > 0 ? static_cast<double>(network->LinkBusy(l)) / static_cast<double>(end) : 0.0);
+  }
   {
     const Cluster::Usage u = cluster.UsageUntil(end);
     facts.gpu_ns = static_cast<long double>(u.gpu_ns);

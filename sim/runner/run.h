@@ -223,7 +223,8 @@ class ScenarioRun {
   std::vector<std::unique_ptr<ModelSpec>> models_;
   std::vector<std::unique_ptr<PerfModel>> perf_;  // one per pool, built in Build
   FleetPlacement placement_;
-  std::unique_ptr<Topology> topology_;  // of the placed fleet (Build only: its path cache is not shared)
+  std::unique_ptr<Topology> topology_;
+  bool disaggregated_ = false;  // some pool has a prefill or decode role  // of the placed fleet (Build only: its path cache is not shared)
   // Prices what the placement decides (Build): each pool's tensor-parallel
   // ring when it spans nodes (with a warning) and its pipeline stages'
   // links, from the topology of the placed fleet.

@@ -33,7 +33,8 @@ const KeyTable kTables[] = {
      {"router", "pools", "gpus_per_node", "nodes_per_rack", "recovery", "health_check", "outlier_ejection", "retries",
       "max_requests_per_replica", "request_timeout_s", "cold_start", "rolling_restarts", "gpu_capacity",
       "activator_timeout_s", "router_options", "metrics_scrape_ms", "admission", "degradation", "regions", "clients",
-      "global_balancer", "canary", "placement", "network"}},
+      "global_balancer", "canary", "placement", "network", "disaggregation"}},
+    {"fleet.disaggregation", {"decode_pick", "ttft"}},
     {"fleet.network", {"rail_optimized", "latency_us", "gbps_per_gpu"}},
     {"fleet.admission", {"queue_order", "max_queue_per_replica", "max_queue", "classes", "tenants"}},
     {"fleet.admission.classes[]", {"name", "priority", "weight", "queue_timeout_s"}},
@@ -57,7 +58,7 @@ const KeyTable kTables[] = {
     {"fleet.rolling_restarts[]", {"pool", "at_s", "batch", "drain_timeout_s"}},
     {"failures[]", {"model", "mtbf_hours", "mttr_s", "at_s", "node", "replica", "rack", "zone", "kind"}},
     {"fleet.pools[]",
-     {"name", "model", "gpu", "replicas", "tp", "pp", "layer_split", "engine", "scheduler", "scheduler_options", "preemption",
+     {"name", "model", "gpu", "replicas", "tp", "pp", "layer_split", "role", "engine", "scheduler", "scheduler_options", "preemption",
       "swap_space_gib", "max_model_len", "prefix_caching", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
       "block_size", "kv_cache_dtype", "pricing_class", "usd_per_gpu_hour", "over_max_model_len", "spares", "zone",
       "autoscaler", "warm_start_s", "warm_cost_fraction", "spot", "region"}},
@@ -843,6 +844,8 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
     o.OptInt("max_model_len", &p.max_model_len);
     if (const int over = o.Choice("over_max_model_len", {"reject", "truncate"}, false); over >= 0)
       p.over_max_model_len = over == 0 ? "reject" : "truncate";
+    if (const int role = o.Choice("role", {"both", "prefill", "decode"}, false); role >= 0)
+      p.role = static_cast<PoolSpec::Role>(role);
     o.OptBool("prefix_caching", &p.prefix_caching);
     o.OptInt("max_num_batched_tokens", &p.max_num_batched_tokens);
     o.OptInt("max_num_seqs", &p.max_num_seqs);
@@ -1024,6 +1027,13 @@ void ParseReliability(Obj& top, Obj& fleet, ScenarioSpec* spec, Status* err) {
   fleet.Int("nodes_per_rack", &spec->nodes_per_rack);
   if (const int pl = fleet.Choice("placement", {"topology_aware", "packed", "spread"}, false); pl >= 0)
     spec->placement = static_cast<ScenarioSpec::Placement>(pl);
+  if (fleet.Has("disaggregation")) {
+    Obj d(fleet.At("disaggregation"), "fleet.disaggregation", "fleet.disaggregation", err);
+    if (const int pick = d.Choice("decode_pick", {"least_outstanding", "most_free_kv"}, false); pick >= 0)
+      spec->disaggregation.most_free_kv = pick == 1;
+    if (const int t = d.Choice("ttft", {"decode", "prefill"}, false); t >= 0)
+      spec->disaggregation.ttft_from_prefill = t == 1;
+  }
   if (fleet.Has("network")) {
     Obj n(fleet.At("network"), "fleet.network", "fleet.network", err);
     std::optional<bool> rails;

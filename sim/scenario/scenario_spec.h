@@ -60,6 +60,10 @@ struct PoolSpec {
   // the engines do) or "truncate" it to fit, as other simulators do (the
   // prompt keeps max_model_len - output tokens, then the output is cut).
   std::string over_max_model_len = "reject";
+  // Disaggregated serving: a prefill pool takes the router's requests and
+  // hands each, prefilled, to a decode pool of its model (Cluster).
+  enum class Role { kBoth, kPrefill, kDecode };
+  Role role = Role::kBoth;
   std::optional<bool> prefix_caching;    // unset: the scheduler's engine default (vllm, sglang on)
   // vLLM defaults when unset: 8192 tokens and 1024 sequences on GPUs of
   // 70 GiB or more other than A100, else 2048 and 256.
@@ -200,6 +204,11 @@ struct ScenarioSpec {
   Placement placement = Placement::kTopologyAware;
   // The network between nodes (sim/cluster/topology.h).
   NetworkSpec network;
+  struct Disaggregation {
+    bool most_free_kv = false;       // decode_pick: most free KV, else least outstanding
+    bool ttft_from_prefill = false;  // ttft: "prefill", else "decode"
+  };
+  Disaggregation disaggregation;
   ReliabilitySpec reliability;
   std::vector<GpuCapacitySpec> gpu_capacity;
   // A request waiting for a replica of an autoscaled pool (none ready, one

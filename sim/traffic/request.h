@@ -44,6 +44,21 @@ struct Request {
   // Dropped by the replica if it is still waiting, not yet scheduled, at
   // this time (a class's queue timeout); kTimeNever: no limit.
   SimTime queue_deadline = kTimeNever;
+  // Disaggregated serving (sim/cluster/cluster.h):
+  //   on a prefill replica, disagg_output > 0 is the output the decode side
+  //   will produce (the request runs there with output_tokens = 1);
+  //   on a decode replica, kv_imported prompt tokens arrive in KV (moved
+  //   from the prefill side, not computed again), streamed_first_token is
+  //   when the client got its first token from the prefill side (-1: the
+  //   decode side streams it), prefill_scheduled when the prefill side first
+  //   scheduled it, and carried the tokens of prompt and output already
+  //   produced there (1 when the first token was streamed: it is counted in
+  //   prompt_tokens here and belongs to the output).
+  int32_t disagg_output = 0;
+  int32_t kv_imported = 0;
+  int32_t carried = 0;
+  SimTime streamed_first_token = -1;
+  SimTime prefill_scheduled = -1;
 };
 
 }  // namespace fleetsim
