@@ -12,7 +12,6 @@ std::vector<int> DefaultLayerSplit(int layers, int pp) {
   // second-to-last backwards (a single stage keeps them all).
   int rest = layers % pp;
   for (int i = pp - 2; rest > 0 && i >= 0; --i, --rest) ++split[static_cast<size_t>(i)];
-  if (rest > 0) split.back() += rest;
   return split;
 }
 

@@ -27,7 +27,6 @@ void SarathiScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) 
   // 2. Running prefills, in admission order: their blocks were taken at
   // admission; each gets what the chunk has left, none when nothing is.
   for (SeqId id : state.prefilling()) {
-    if (state.seq(id).in_batch) continue;  // in a batch in flight (pp > 1)
     const int64_t tokens = std::min<int64_t>(state.PrefillLeft(id), chunk - batched);
     if (tokens <= 0) continue;
     state.AddChunk(id, static_cast<int32_t>(tokens), batch);

@@ -56,7 +56,6 @@ void SglangScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
   std::vector<SeqId> prefilling = state.prefilling();
   for (SeqId id : prefilling) {
     if (chunk_budget <= 0) break;
-    if (state.seq(id).in_batch) continue;  // in a batch in flight (pp > 1)
     const int64_t left = state.PrefillLeft(id);
     const int32_t tokens = static_cast<int32_t>(std::min<int64_t>(left, chunk_budget));
     if (!state.kv().CanAllocate(state.ChunkBlocksNeeded(id, tokens))) break;

@@ -28,7 +28,6 @@ void VllmScheduler::Schedule(ReplicaState& state, SimTime now, Batch* batch) {
   for (SeqId id : prefilling) {
     if (budget <= 0) break;
     if (state.seq(id).phase != SeqPhase::kPrefill) continue;  // preempted meanwhile
-    if (state.seq(id).in_batch) continue;                     // in a batch in flight (pp > 1)
     const int32_t tokens = static_cast<int32_t>(std::min<int64_t>(state.PrefillLeft(id), budget));
     bool preempted_self = false;
     while (!state.kv().CanAllocate(state.ChunkBlocksNeeded(id, tokens))) {

@@ -793,12 +793,15 @@ Status ScenarioRun::PriceLinks() {
       PipelinePlan& pl = p.pipeline;
       pl.links.clear();
       for (int i = 0; i + 1 < pp; ++i) {
+        std::vector<const Topology::Path*> paths;
         std::map<Topology::LinkId, int> uses;
-        for (int k = 0; k < tp; ++k)
-          for (Topology::LinkId l : topology_->PathBetween(gpus[i * tp + k], gpus[(i + 1) * tp + k]).links) ++uses[l];
-        double alpha = 0, gbps = std::numeric_limits<double>::infinity();
         for (int k = 0; k < tp; ++k) {
-          const Topology::Path& path = topology_->PathBetween(gpus[i * tp + k], gpus[(i + 1) * tp + k]);
+          paths.push_back(&topology_->PathBetween(gpus[i * tp + k], gpus[(i + 1) * tp + k]));
+          for (Topology::LinkId l : paths.back()->links) ++uses[l];
+        }
+        double alpha = 0, gbps = std::numeric_limits<double>::infinity();
+        for (const Topology::Path* p_k : paths) {
+          const Topology::Path& path = *p_k;
           alpha = std::max(alpha, path.latency_ns);
           for (Topology::LinkId l : path.links) gbps = std::min(gbps, topology_->link(l).gbps / uses[l]);
         }
