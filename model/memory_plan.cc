@@ -55,6 +55,7 @@ std::string Gib(int64_t bytes) {
 std::string ShardName(const ShardPlan& shard) {
   std::string s = "tp=" + std::to_string(shard.tp) + " pp=" + std::to_string(shard.pp);
   if (shard.ep != 1) s += " ep=" + std::to_string(shard.ep);
+  if (shard.dp != 1) s += " dp=" + std::to_string(shard.dp);
   return s;
 }
 
@@ -62,8 +63,14 @@ std::string ShardName(const ShardPlan& shard) {
 
 Status CheckShardPlan(const ModelSpec& model, const ShardPlan& shard) {
   const std::string who = model.name + " with " + ShardName(shard) + ": ";
-  if (shard.tp < 1 || shard.pp < 1 || shard.ep < 1) {
-    return Status::Invalid(who + "tp, pp and ep must be at least 1");
+  if (shard.tp < 1 || shard.pp < 1 || shard.ep < 1 || shard.dp < 1) {
+    return Status::Invalid(who + "tp, pp, ep and dp must be at least 1");
+  }
+  if (shard.ep > 1 && shard.ep != shard.tp * shard.dp) {
+    return Status::Invalid(who + "ep must be tp x dp (the experts spread over every GPU of a stage)");
+  }
+  if (shard.dp > 1 && shard.ep == 1) {
+    return Status::Invalid(who + "data-parallel attention (dp > 1) needs expert parallelism");
   }
   if (model.heads % shard.tp != 0) {
     return Status::Infeasible(who + "tp must divide the " + std::to_string(model.heads) +
@@ -83,6 +90,14 @@ Status CheckShardPlan(const ModelSpec& model, const ShardPlan& shard) {
     return Status::Infeasible(who + "ep must divide the " + std::to_string(model.experts) + " experts");
   }
   return Status::Ok();
+}
+
+int64_t ExpertWeightBytes(const ModelSpec& model) {
+  if (!model.is_moe()) return 0;
+  const double wb = DTypeBytes(model.weight_dtype) +
+                    (model.quant_group_size > 0 ? model.quant_group_bytes / model.quant_group_size : 0.0);
+  const double params = 3.0 * model.hidden * model.intermediate * model.experts * (model.layers - model.dense_layers);
+  return std::llround(params * wb);
 }
 
 int64_t KvBytesPerTokenPerGpu(const ModelSpec& model, const ShardPlan& shard) {
@@ -131,10 +146,19 @@ Status PlanMemory(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& s
   plan.budget_bytes_per_gpu = static_cast<int64_t>(
       static_cast<double>(gpu.memory_bytes()) * options.gpu_memory_utilization);
   const int64_t gpus = shard.gpus();
-  plan.weight_bytes_per_gpu = (model.WeightBytes() + gpus - 1) / gpus;
+  if (shard.ep > 1) {
+    // Experts split ep ways; everything else tp ways (each data-parallel
+    // rank holds its own copy), and both pp ways.
+    const int64_t expert = ExpertWeightBytes(model);
+    const int64_t rest = model.WeightBytes() - expert;
+    const int64_t per_stage_gpu = (expert + shard.ep - 1) / shard.ep + (rest + shard.tp - 1) / shard.tp;
+    plan.weight_bytes_per_gpu = (per_stage_gpu + shard.pp - 1) / shard.pp + options.proposer_weight_bytes_per_gpu;
+  } else {
+    plan.weight_bytes_per_gpu = (model.WeightBytes() + gpus - 1) / gpus + options.proposer_weight_bytes_per_gpu;
+  }
   plan.activation_reserve_bytes =
       ActivationReserveBytes(model, shard, options.max_num_batched_tokens);
-  plan.kv_bytes_per_token_per_gpu = KvBytesPerTokenPerGpu(model, shard);
+  plan.kv_bytes_per_token_per_gpu = KvBytesPerTokenPerGpu(model, shard) + options.proposer_kv_bytes_per_token_per_gpu;
 
   // The engine refuses to start unless one sequence of the full context fits.
   const int64_t one_sequence_kv = int64_t{model.max_model_len} * plan.kv_bytes_per_token_per_gpu;
@@ -153,8 +177,9 @@ Status PlanMemory(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& s
   }
   plan.kv_bytes_per_gpu =
       plan.budget_bytes_per_gpu - plan.weight_bytes_per_gpu - plan.activation_reserve_bytes;
+  // Each data-parallel rank keeps its own requests' KV: dp caches of this size.
   plan.kv_blocks =
-      plan.kv_bytes_per_gpu / (int64_t{options.block_size} * plan.kv_bytes_per_token_per_gpu);
+      shard.dp * (plan.kv_bytes_per_gpu / (int64_t{options.block_size} * plan.kv_bytes_per_token_per_gpu));
   *out = plan;
   return Status::Ok();
 }

@@ -15,6 +15,12 @@ struct MemoryOptions {
   double gpu_memory_utilization = 0.9;  // fraction of usable memory the engine may take (vLLM's flag)
   int block_size = 16;                  // tokens per KV block
   int64_t max_num_batched_tokens = 8192;  // sizes the activation reserve
+  // A speculative proposer's share of each GPU (a draft model, or an EAGLE
+  // head): its weights, and its KV per token, kept for every token the
+  // target keeps (vLLM allocates the proposer's KV layers beside the
+  // target's in one cache).
+  int64_t proposer_weight_bytes_per_gpu = 0;
+  int64_t proposer_kv_bytes_per_token_per_gpu = 0;
 };
 
 struct MemoryPlan {
@@ -23,7 +29,9 @@ struct MemoryPlan {
   int64_t activation_reserve_bytes = 0;    // per GPU, see ActivationReserveBytes
   int64_t kv_bytes_per_token_per_gpu = 0;  // this GPU's share of one token's KV
   int64_t kv_bytes_per_gpu = 0;            // what is left for the KV cache
-  int64_t kv_blocks = 0;                   // blocks per replica (each GPU holds its share of every block)
+  // Blocks per replica: each GPU of a stage holds its share of every block,
+  // and each data-parallel rank (dp) its own blocks.
+  int64_t kv_blocks = 0;
   int block_size = 0;                      // tokens per KV block (copied from MemoryOptions)
   int64_t kv_tokens() const { return kv_blocks * block_size; }
 };
@@ -33,6 +41,10 @@ struct MemoryPlan {
 // tp > kv_heads); pp <= layers; ep is 1 for a dense model and divides
 // experts for MoE. The error names the model and the offending figure.
 Status CheckShardPlan(const ModelSpec& model, const ShardPlan& shard);
+
+// The routed experts' weights of every layer, in bytes (0 for a dense
+// model): what expert parallelism splits ep ways.
+int64_t ExpertWeightBytes(const ModelSpec& model);
 
 // This GPU's share of one token's KV, in bytes: K and V of the layers of the
 // largest pipeline stage, for this GPU's KV heads (ShardDims). A model with

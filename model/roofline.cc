@@ -24,8 +24,14 @@
 // the layers, but one batch passes every stage in turn, so an iteration
 // costs all layers. Pipeline stages are assumed to sit in one scale-up
 // domain (their activations cross the same links as the all-reduces).
-// Expert parallelism (ep) is not modelled separately: experts are costed as
-// if split tensor-parallel, and the all-to-all is not charged.
+// Expert parallelism (ep > 1): each GPU holds E / ep whole experts and the
+// step waits for the busiest (expert_load_skew x the mean routed rows);
+// with data-parallel attention (dp > 1) each rank runs attention, the dense
+// products and the sampler on 1/dp of the batch, and every MoE layer
+// dispatches each token's k routed copies to the experts' GPUs and
+// combines them back (two all-to-alls, (ep - 1)/ep of the copies leaving
+// the GPU). With dp = 1 (ep = tp) the MoE output is all-reduced as under
+// tensor parallelism, as vLLM does with the TP group as its EP group.
 #include "model/roofline.h"
 
 #include <algorithm>
@@ -96,8 +102,10 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   dense_gemms_[dense_gemm_count_++] = gemm(h * head_dim, hidden, wb);        // O
   if (model.is_moe()) {
     dense_gemms_[dense_gemm_count_++] = gemm(hidden, model.experts, wb);  // router (replicated)
-    expert_gemms_[expert_gemm_count_++] = gemm(hidden, 2 * inter, wb);  // gate + up
-    expert_gemms_[expert_gemm_count_++] = gemm(inter, hidden, wb);      // down
+    // Under expert parallelism each expert is whole on its GPU.
+    const double expert_inter = shard.ep > 1 ? model.intermediate : inter;
+    expert_gemms_[expert_gemm_count_++] = gemm(hidden, 2 * expert_inter, wb);  // gate + up
+    expert_gemms_[expert_gemm_count_++] = gemm(expert_inter, hidden, wb);      // down
     experts_ = model.experts;
     top_k_ = model.experts_top_k;
     // log(1 - k/E); -inf when every token uses every expert, which the
@@ -170,6 +178,19 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
     const double p = shard.tp;
     gather_fixed_ns_ = (p - 1) * ring_alpha_ns;
     gather_ns_per_sampled_ = (p - 1) / p * model.vocab * cb / bw;
+  }
+  ep_ = shard.ep;
+  dp_ = shard.dp;
+  FLEETSIM_CHECK(options.expert_load_skew >= 1);
+  expert_skew_ = options.expert_load_skew;
+  if (shard.dp > 1) {
+    // Per MoE layer and way: each GPU sends its 1/ep of the tokens' k
+    // copies, (ep - 1)/ep of them to other GPUs.
+    const bool priced = options.all_to_all_gbps > 0;
+    const double bw = link_bw(priced ? options.all_to_all_gbps : gpu.scale_up.CollectiveGbps(shard.ep));
+    a2a_alpha_ns_ = priced ? options.all_to_all_alpha_ns : alpha_ns;
+    const double ep = shard.ep;
+    a2a_ns_per_token_ = k * token_bytes * (ep - 1) / (ep * ep) / bw;
   }
   if (shard.pp > 1) {
     // Each stage boundary sends T x hidden activations once.
@@ -248,8 +269,13 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
   Breakdown b;
   // A step run as a CUDA graph computes its GEMMs, elementwise kernels and
   // all-reduces on the captured size's rows.
-  b.graph_tokens = engine_.GraphSize(shape.tokens(), shape.prefill_tokens == 0);
-  const double tokens = static_cast<double>(b.graph_tokens > 0 ? b.graph_tokens : shape.tokens());
+  // With data-parallel attention each rank runs its 1/dp of the batch (the
+  // batch spread evenly), padded to its own captured size.
+  const int64_t rank_tokens = dp_ > 1 ? (shape.tokens() + dp_ - 1) / dp_ : shape.tokens();
+  b.graph_tokens = engine_.GraphSize(rank_tokens, shape.prefill_tokens == 0);
+  const double tokens = static_cast<double>(b.graph_tokens > 0 ? b.graph_tokens : rank_tokens);
+  const double inv_dp = 1.0 / dp_;
+  const double moe_tokens = tokens * dp_;  // every rank's tokens meet in the MoE layers
   int64_t launches = 0;
 
   // GEMMs: max(compute, weights + activations) per product, per layer
@@ -260,15 +286,21 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
     // T tokens each pick k of E experts; an expert is untouched by all of
     // them with probability (1 - k/E)^T, so E (1 - (1 - k/E)^T) experts are
     // read. FLOPs and activations follow the T k routed rows.
-    const double untouched = std::exp(tokens * log_expert_miss_);
-    const double touched = experts_ * (1.0 - untouched);
-    const double routed = tokens * top_k_;
+    const double untouched = std::exp(moe_tokens * log_expert_miss_);
+    double touched = experts_ * (1.0 - untouched);
+    double routed = moe_tokens * top_k_;
+    if (ep_ > 1) {
+      // This GPU's E / ep experts: its share of the touched ones, and the
+      // busiest GPU's share of the routed rows.
+      touched /= ep_;
+      routed *= expert_skew_ / ep_;
+    }
     for (int i = 0; i < expert_gemm_count_; ++i) gemm_layer_ns += GemmNs(expert_gemms_[i], routed, touched);
   }
   const int64_t gemms_per_layer = dense_gemm_count_ + expert_gemm_count_;
   b.gemm_ns = layers_ * gemm_layer_ns;
   launches += static_cast<int64_t>(layers_) * gemms_per_layer;
-  const double sampled = shape.sampled_seqs;
+  const double sampled = dp_ > 1 ? std::ceil(shape.sampled_seqs * inv_dp) : shape.sampled_seqs;
   if (shape.sampled_seqs > 0) {
     b.lm_head_ns = GemmNs(lm_head_, sampled);
     b.gemm_ns += b.lm_head_ns;
@@ -278,13 +310,15 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
   // Attention, one kernel per layer for the prefill chunks and one for the
   // decodes.
   if (shape.prefill_tokens > 0) {
-    double compute = static_cast<double>(shape.prefill_attn_pairs) * attn_flop_ns_;
-    const double memory = static_cast<double>(shape.prefill_tokens) * attn_prefill_token_ns_ +
-                          static_cast<double>(shape.prefill_kv_tokens) * attn_prefill_kv_ns_;
+    const double pairs = static_cast<double>(shape.prefill_attn_pairs) * inv_dp;
+    double compute = pairs * attn_flop_ns_;
+    const double memory = (static_cast<double>(shape.prefill_tokens) * attn_prefill_token_ns_ +
+                           static_cast<double>(shape.prefill_kv_tokens) * attn_prefill_kv_ns_) *
+                          inv_dp;
     double fixed = launch_ns_;
     if (options_.attention_shape) {
       // Little work leaves the kernel far from its efficiency (tiles, waves).
-      const double work = static_cast<double>(shape.prefill_attn_pairs) * attn_heads_;
+      const double work = pairs * attn_heads_;
       compute *= 1 + std::pow(options_.attention_prefill_half_work / work, options_.attention_prefill_work_exponent);
       fixed = options_.attention_prefill_kernel_us * 1e3;
     }
@@ -292,10 +326,10 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
     launches += static_cast<int64_t>(layers_);
   }
   if (shape.decode_tokens > 0) {
-    const double kv = static_cast<double>(shape.decode_kv_tokens);
+    const double kv = static_cast<double>(shape.decode_kv_tokens) * inv_dp;
     const double compute = kv * attn_decode_flop_ns_;
     const double memory =
-        kv * attn_decode_kv_ns_ + static_cast<double>(shape.decode_tokens) * attn_decode_token_ns_;
+        kv * attn_decode_kv_ns_ + static_cast<double>(shape.decode_tokens) * inv_dp * attn_decode_token_ns_;
     b.attention_decode_ns = layers_ * (std::max(compute, memory) + launch_ns_);
     launches += static_cast<int64_t>(layers_);
   }
@@ -306,6 +340,10 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
   launches += elementwise_launches_;
 
   if (shard_.tp > 1) b.all_reduce_ns = all_reduces_ * AllReduceNs(tokens * ar_bytes_per_token_);
+  if (dp_ > 1) {
+    b.all_to_all_ns = 2 * layers_ * (a2a_alpha_ns_ + moe_tokens * a2a_ns_per_token_);
+    b.all_reduce_ns += b.all_to_all_ns;
+  }
   if (shard_.pp > 1) {
     b.pp_send_ns = pp_fixed_ns_ + tokens * pp_ns_per_token_;
     b.all_reduce_ns += b.pp_send_ns;
@@ -315,9 +353,11 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
     b.all_reduce_ns += b.gather_ns;
   }
 
-  b.cpu_overhead_ns = cpu_fixed_ns_ + cpu_per_seq_ns_ * shape.seqs() +
-                      cpu_per_prefill_token_ns_ * static_cast<double>(shape.prefill_tokens) +
-                      cpu_per_decode_token_ns_ * static_cast<double>(shape.decode_tokens);
+  // Each data-parallel rank's engine schedules its own share.
+  b.cpu_overhead_ns = cpu_fixed_ns_ + (cpu_per_seq_ns_ * shape.seqs() +
+                                       cpu_per_prefill_token_ns_ * static_cast<double>(shape.prefill_tokens) +
+                                       cpu_per_decode_token_ns_ * static_cast<double>(shape.decode_tokens)) *
+                                          inv_dp;
   if (shape.swap_in_tokens + shape.swap_out_tokens > 0)
     b.swap_ns = static_cast<double>(shape.swap_in_tokens + shape.swap_out_tokens) * swap_ns_per_token_;
   if (b.graph_tokens == 0 && eager_launch_ns_ > 0) {

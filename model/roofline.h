@@ -58,6 +58,15 @@ struct RooflineOptions {
   // all-reduce (one node only) gives way to NCCL's ring.
   double collective_alpha_ns = 0;
   double collective_gbps = 0;
+  // Expert parallelism with data-parallel attention (ShardPlan::dp > 1):
+  // the all-to-all among the ep GPUs as the topology prices it (each GPU's
+  // bandwidth to the others, its slowest shared link considered; the
+  // largest path latency); 0: the GPU's scale-up fabric.
+  double all_to_all_alpha_ns = 0;
+  double all_to_all_gbps = 0;
+  // Expert parallelism: routed rows on the busiest GPU over the mean (1:
+  // the router spreads tokens evenly). The step waits for that GPU.
+  double expert_load_skew = 1;
 };
 
 // The options a pool's roofline runs with: the scenario's, with the GPU's
@@ -98,6 +107,9 @@ class RooflinePerfModel final : public PerfModel {
     double launch_stall_ns = 0;
     // The captured size the step was padded to; 0: it ran outside a graph.
     int64_t graph_tokens = 0;
+    // Expert parallelism with dp > 1: each MoE layer's dispatch and combine
+    // all-to-all (in all_reduce_ns).
+    double all_to_all_ns = 0;
     // The MoE token permutation and weighted combine (in elementwise_ns):
     // kernels a calibration does not measure, kept by profile sources.
     double moe_elementwise_ns = 0;
@@ -164,6 +176,13 @@ class RooflinePerfModel final : public PerfModel {
   bool ar_custom_ = false;          // the engine runs vLLM's custom all-reduce here
   double ar_custom_latency_ns_ = 0;
   double AllReduceNs(double bytes) const;
+  // Expert parallelism (ep > 1): each expert whole on its GPU, the busiest
+  // GPU's rows; with dp > 1 the attention side runs 1/dp of the batch per
+  // rank and each MoE layer sends its routed copies there and back.
+  int ep_ = 1, dp_ = 1;
+  double expert_skew_ = 1;
+  double a2a_alpha_ns_ = 0;         // per all-to-all
+  double a2a_ns_per_token_ = 0;     // per token entering the MoE layer, one way
   double pp_fixed_ns_ = 0;          // pipeline sends: latency
   double pp_ns_per_token_ = 0;      // and bandwidth, per token
   double gather_fixed_ns_ = 0;      // logits all-gather latency (tp > 1)

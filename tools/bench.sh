@@ -11,10 +11,12 @@ trap 'rm -rf "$out"' EXIT
 # figures under `title`, with `target` the wall-time target in seconds; any
 # further arguments go to fleetsim run (--set KEY=VALUE), into $out/<name>-k.
 bench() {
-  local name=$1 title=$2 target=$3
+  local name=$1 title=$2 target=$3 file="scenarios/$1.json"
   shift 3
+  # A scenario written here rather than bundled: its path.
+  if [[ $name == */* ]]; then file=$name; name=$(basename "$name" .json); fi
   local dir="$out/$name-$#"
-  local cmd=("./$build/fleetsim" run "scenarios/$name.json" --out "$dir" --quiet "$@")
+  local cmd=("./$build/fleetsim" run "$file" --out "$dir" --quiet "$@")
   if command -v taskset >/dev/null; then cmd=(taskset -c 0 "${cmd[@]}"); fi
   "${cmd[@]}"
   python3 - "$dir" "$title" "$target" <<'PY'
@@ -34,6 +36,11 @@ if 'autoscaling' in s:
     print(f"  autoscaling         {a['scale_ups']} scale-ups, {a['scale_downs']} scale-downs, {a['replicas_min']}-{a['replicas_max']} "
           f"replicas, {c['gpu_hours']:.1f} GPU-hours, ${c['total_usd']:.2f}, idle share {c['idle_share']:.3f}, "
           f"SLO attainment {s['slo']['attainment']:.4f}")
+if 'transfer' in s:
+    t = s['transfer']
+    busiest = max((v['busy_fraction'], k) for k, v in s.get('links', {}).items()) if s.get('links') else (0, '-')
+    print(f"  KV transfers        {t['count']:,}, {t['bytes'] / 1e12:.1f} TB, latency p50 {t['latency_ms']['p50']:.2f} ms, "
+          f"p99 {t['latency_ms']['p99']:.2f} ms; busiest link {busiest[1]} at {busiest[0]:.3f}")
 if 'failures' in s:
     f = s['failures']
     print(f"  failures            {f['events']} failure events, {f['requests_failed']} requests failed, "
@@ -51,6 +58,30 @@ bench bench-1m "bench-1m with weighted_scorers (llm-d endpoint picker)" 15 --set
 # GPUs failing at Llama 3's rate: the decode spans' case, where nearly every
 # iteration decodes one sequence alone (sim/cluster/replica.h).
 bench bench-fleet-week "bench-fleet-week (604,800 s at 20 req/s, 1,000 x Llama-3.1-8B on H100, one core)" 60
+# A 1,000-GPU disaggregated fleet: Llama-3.1-70B on H100, 100 TP4 prefill
+# replicas handing each prompt's KV over the network to 150 TP4 decode
+# replicas, for an hour of the Azure conversation trace tiled to 500 req/s
+# (tools/tile_trace.py: 1.8M requests, every one a KV transfer of 4 flows).
+python3 tools/tile_trace.py scenarios/traces/azure_conv_2023.csv "$out/azure-conv-500.csv" 500 >/dev/null
+cat > "$out/bench-disagg-1000.json" <<'JSON'
+{
+  "name": "bench-disagg-1000",
+  "description": "Speed benchmark: 1,000 H100 GPUs serving Llama-3.1-70B disaggregated (100 TP4 prefill, 150 TP4 decode replicas), an hour of the Azure conversation trace tiled to 500 req/s.",
+  "seed": 1,
+  "model": "Llama-3.1-70B",
+  "fleet": {
+    "router": "least_outstanding",
+    "disaggregation": { "decode_pick": "least_outstanding" },
+    "pools": [
+      { "name": "prefill", "gpu": "H100-SXM", "replicas": 100, "tp": 4, "role": "prefill" },
+      { "name": "decode", "gpu": "H100-SXM", "replicas": 150, "tp": 4, "role": "decode" }
+    ]
+  },
+  "traffic": { "trace": { "format": "csv", "path": "azure-conv-500.csv" } },
+  "slo": { "ttft_ms": 2000, "tpot_ms": 100 }
+}
+JSON
+bench "$out/bench-disagg-1000.json" "bench-disagg-1000 (3,600 s at 500 req/s, 1,000 H100: 100 TP4 prefill + 150 TP4 decode x Llama-3.1-70B, one core)" 60
 # A simulated day of 2M requests on a pool a Kubernetes HPA scales between 2
 # and 12 replicas (docs/autoscaling.md).
 bench diurnal-autoscale "diurnal-autoscale (86,400 s, 1,998,893 requests, HPA over 2-12 x Llama-3.1-8B on H100, one core)" 10

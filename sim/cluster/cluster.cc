@@ -232,18 +232,23 @@ int Cluster::PickDecode(const Request& req) const {
   const std::string& model = req.model.empty() ? default_model_ : req.model;
   auto it = decode_ready_.find(model);
   if (it == decode_ready_.end() || it->second.empty()) return -1;
-  const ReplicaView* best = nullptr;
-  for (const ReplicaView* v : it->second) {
-    if (!best) {
-      best = v;
-      continue;
-    }
+  // Requests still in transit count as arrived: two prefilled together go
+  // to two idle decoders, not both to the first.
+  auto load = [this](const ReplicaView* v) -> int64_t {
+    const Member& m = replicas_[v->index()];
     if (disagg_->pick == Disaggregation::Pick::kMostFreeKv) {
-      const int64_t free = replicas_[v->index()].replica->state().kv().free_blocks();
-      const int64_t best_free = replicas_[best->index()].replica->state().kv().free_blocks();
-      if (free > best_free) best = v;
-    } else if (v->outstanding() < best->outstanding()) {
+      const KvCacheManager& kv = m.replica->state().kv();
+      return kv.BlocksFor(m.inbound_tokens) - kv.free_blocks();
+    }
+    return v->outstanding() + m.inbound;
+  };
+  const ReplicaView* best = nullptr;
+  int64_t best_load = 0;
+  for (const ReplicaView* v : it->second) {
+    const int64_t l = load(v);
+    if (!best || l < best_load) {
       best = v;
+      best_load = l;
     }
   }
   return best->index();
@@ -290,9 +295,13 @@ void Cluster::HandOff(int from, const Request& req, const RequestRecord& rec) {
   p->start = sim_.now();
   p->req = std::move(d);
   p->to = to;
+  replicas_[to].inbound++;
+  replicas_[to].inbound_tokens += req.prompt_tokens;
   for (size_t k = 0; k < src.size(); ++k) {
     disagg_->network->Send(src[k], dst[k % dst.size()], bytes / static_cast<double>(src.size()), [this, p, bytes] {
       if (--p->flows > 0) return;
+      replicas_[p->to].inbound--;
+      replicas_[p->to].inbound_tokens -= p->req.kv_imported;
       if (disagg_->on_transfer) disagg_->on_transfer(bytes, sim_.now() - p->start);
       // The decode replica may have gone meanwhile: another ready one takes
       // it (its KV would move again; the second move is not priced).

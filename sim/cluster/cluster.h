@@ -333,6 +333,10 @@ class Cluster final : private FailureTarget {
     bool to_warm = false;        // provisioning or starting into the warm pool
     bool stopping = false;       // draining to stop (scale-down, spot notice): a failure stops it
     int64_t arrivals = 0;
+    // Disaggregation: requests whose KV is on its way here, and their
+    // tokens; the decode pick counts them as if they had arrived.
+    int32_t inbound = 0;
+    int64_t inbound_tokens = 0;
     Placement placement;
     // Reliability. `down`: failed (hung or dead) and not yet back; a hung
     // replica stays routable until noticed.

@@ -59,7 +59,7 @@ inline RequestRecord UnservedRecord(const Request& req, int32_t replica, SimTime
   r.arrival = req.arrival;
   r.finish = finish;
   r.prompt_tokens = req.prompt_tokens;
-  r.output_tokens = req.output_tokens;
+  r.output_tokens = req.spec_output > 0 ? req.spec_output : req.output_tokens;  // speculation.h
   r.replica = replica;
   r.truncated = req.truncated;
   StampGroups(req, &r);

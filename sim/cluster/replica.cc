@@ -55,6 +55,20 @@ RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
   r.prompt_tokens = s.req.prompt_tokens - s.req.carried;
   r.output_tokens = s.req.output_tokens + s.req.carried;
   r.generated_tokens = state_.Generated(s) + s.req.carried;
+  if (s.req.spec_output > 0) {
+    // Steps to tokens: the first from the prefill, then the request's mean
+    // per step (its exact count only at the end).
+    const int32_t steps = state_.Generated(s);
+    r.output_tokens = s.req.spec_output + s.req.carried;
+    r.generated_tokens =
+        s.req.carried + (status == RequestStatus::kCompleted || steps >= s.req.output_tokens
+                             ? s.req.spec_output
+                             : std::min<int32_t>(s.req.spec_output,
+                                                 steps <= 1 ? steps
+                                                            : 1 + static_cast<int32_t>(
+                                                                      int64_t{steps - 1} * (s.req.spec_output - 1) /
+                                                                      (s.req.output_tokens - 1))));
+  }
   r.replica = options_.index;
   r.preemptions = s.preemptions;
   r.cached_tokens = std::max(0, s.cached_tokens);
@@ -65,6 +79,7 @@ RequestRecord Replica::RecordOf(const Seq& s, RequestStatus status) const {
 }
 
 void Replica::Submit(Request req) {
+  Unspeculate(&req);  // back from a replica that speculated (an eviction)
   if (req.attempt == 0 && !req.arrival_reported) observer_.OnArrival(req, options_.index);
   const int64_t len = options_.max_model_len;
   if (options_.truncate_over_max_model_len && static_cast<int64_t>(req.prompt_tokens) + req.output_tokens > len &&
@@ -109,6 +124,11 @@ void Replica::Enqueue(Request req) {
     return;
   }
   if (span_.active) CutSpan();
+  if (options_.speculation && req.output_tokens > 1) {
+    const SpeculativePlan plan = PlanSpeculation(*options_.speculation, req.id, req.output_tokens - 1);
+    req.spec_output = req.output_tokens;
+    req.output_tokens = 1 + plan.steps;
+  }
   const SimTime deadline = req.queue_deadline;
   const uint64_t request_id = req.id;
   const int32_t attempt = req.attempt;
@@ -206,7 +226,7 @@ SimTime Replica::OldestInFlightStart() const {
 
 bool Replica::TryStartSpan() {
   Batch& batch_ = batches_[0];
-  if (!options_.decode_spans || !executor_->spans() || !batch_.decodes || !batch_.chunks.empty() ||
+  if (!options_.decode_spans || options_.speculation || !executor_->spans() || !batch_.decodes || !batch_.chunks.empty() ||
       batch_.shape.swap_in_tokens + batch_.shape.swap_out_tokens > 0 || !state_.waiting().empty() ||
       !state_.prefilling().empty() || !state_.swapped().empty() || observer_.WantsIterations())
     return false;

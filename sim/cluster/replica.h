@@ -37,6 +37,7 @@
 #include "sim/cluster/executor.h"
 #include "sim/cluster/observer.h"
 #include "sim/cluster/replica_state.h"
+#include "sim/cluster/speculation.h"
 #include "sim/engine/simulation.h"
 
 namespace fleetsim {
@@ -117,6 +118,10 @@ struct ReplicaOptions {
   // The times of decode-only steps, shared by the replicas of a pool (same
   // perf model); must outlive the replica. Null: the replica keeps its own.
   DecodeStepTimes* decode_step_times = nullptr;
+  // Speculative decoding (speculation.h): each request's steps are drawn as
+  // it reaches the engine; the perf model prices the proposer and the
+  // verification (model/speculative_perf_model.h). No decode spans then.
+  std::optional<SpeculationOptions> speculation;
 };
 
 class Replica {

@@ -186,6 +186,8 @@ void ReplicaState::AddDecodes(Batch* batch) {
   batch->shape.decode_tokens = g.n;
   // Each attends to its KV plus the token it feeds: kv_len + 1.
   batch->shape.decode_kv_tokens = g.sum_base + g.n * (g.step + 1);
+  // Speculative decoders hold the tokens they accepted beyond one a step.
+  if (g.spec_q != 0) batch->shape.decode_kv_tokens += (g.spec_q * g.step - g.spec_q_d0) >> kSpecExtraShift;
   batch->shape.sampled_seqs += static_cast<int32_t>(g.n);
 }
 
@@ -243,6 +245,10 @@ void ReplicaState::JoinDecode(SeqId id, SimTime now) {
   g.sum_base += s.kv0 - s.d0;
   g.sum_out_base += s.req.output_tokens - s.generated + s.d0;
   g.sum_output += s.req.output_tokens;
+  if (const int64_t e = SpecExtraQ(s.req); e != 0) {
+    g.spec_q += e;
+    g.spec_q_d0 += e * s.d0;
+  }
   if (rules_.victim_order == VictimOrder::kFewestOutputsLongestPrompt) {
     // Its key depends on the phase: it joins the decode batch's tail.
     LeaveRunning(id);
@@ -267,6 +273,10 @@ void ReplicaState::LeaveDecode(SeqId id, Release why) {
   g.sum_base -= s.kv0 - s.d0;
   g.sum_out_base -= s.req.output_tokens - s.generated + s.d0;
   g.sum_output -= s.req.output_tokens;
+  if (const int64_t e = SpecExtraQ(s.req); e != 0) {
+    g.spec_q -= e;
+    g.spec_q_d0 -= e * s.d0;
+  }
   ++s.heap_gen;
   if (!s.reserved) g.residue_count[Residue(s.kv0 - s.d0)]--;
   LeaveRunning(id);
@@ -540,7 +550,7 @@ SeqId ReplicaState::ResumeSwappedFront(Batch* batch) {
 
 bool ReplicaState::CheckInvariants() const {
   const size_t ng = groups_.size();
-  std::vector<int64_t> n(ng, 0), sum(ng, 0), sum_out(ng, 0), sum_output(ng, 0);
+  std::vector<int64_t> n(ng, 0), sum(ng, 0), sum_out(ng, 0), sum_output(ng, 0), spec(ng, 0), spec_d0(ng, 0);
   std::vector<std::vector<int64_t>> residues(ng, std::vector<int64_t>(static_cast<size_t>(block_size_), 0));
   int64_t blocks = 0, host = 0;
   for (const Seq& s : seqs_) {
@@ -550,6 +560,8 @@ bool ReplicaState::CheckInvariants() const {
       sum[s.group] += s.kv0 - s.d0;
       sum_out[s.group] += s.req.output_tokens - s.generated + s.d0;
       sum_output[s.group] += s.req.output_tokens;
+      spec[s.group] += SpecExtraQ(s.req);
+      spec_d0[s.group] += SpecExtraQ(s.req) * s.d0;
       if (s.reserved) {
         blocks += s.held_blocks;
         if (s.held_blocks < kv_.BlocksFor(KvLen(s) + 1)) return false;
@@ -579,7 +591,7 @@ bool ReplicaState::CheckInvariants() const {
     blocks += g.inflight_blocks;
     all += g.n;
     if (n[k] != g.n || sum[k] != g.sum_base || sum_out[k] != g.sum_out_base || sum_output[k] != g.sum_output ||
-        residues[k] != g.residue_count)
+        residues[k] != g.residue_count || spec[k] != g.spec_q || spec_d0[k] != g.spec_q_d0)
       return false;
   }
   return all == n_decode_all_ && waiting == n_waiting_all_ && prefilling == n_prefill_all_ && blocks == kv_.used_blocks() && host == host_used_ && host <= host_blocks_ &&

@@ -41,6 +41,7 @@
 #include "sim/cluster/kv_cache.h"
 #include "sim/cluster/observer.h"
 #include "sim/cluster/prefix_cache.h"
+#include "sim/cluster/speculation.h"
 #include "sim/engine/time.h"
 #include "sim/traffic/request.h"
 
@@ -179,7 +180,8 @@ class ReplicaState {
   template <typename Fn>
   void ForEachDecoder(int g, Fn&& fn) const {
     for (SeqId id = 0; id < seqs_.size(); ++id)
-      if (seqs_[id].phase == SeqPhase::kDecode && seqs_[id].group == g) fn(id, KvLen(seqs_[id]));
+      if (seqs_[id].phase == SeqPhase::kDecode && seqs_[id].group == g)
+        fn(id, KvLen(seqs_[id]) + ((SpecExtraQ(seqs_[id].req) * (groups_[g].step - seqs_[id].d0)) >> kSpecExtraShift));
   }
 
   // ---- Views for schedulers ----------------------------------------------
@@ -407,6 +409,10 @@ class ReplicaState {
     int64_t sum_base = 0;      // sum of kv0 - d0
     int64_t sum_out_base = 0;  // sum of output_tokens - generated + d0 (tokens left: that - n*D)
     int64_t sum_output = 0;    // sum of output_tokens
+    // Speculative decoders (speculation.h): sum of SpecExtraQ e and of
+    // e * d0, so the extra KV they read at step D is (D sum_e - sum_e_d0) / 1024.
+    int64_t spec_q = 0;
+    int64_t spec_q_d0 = 0;
     std::vector<int64_t> residue_count;
     std::priority_queue<FinishEntry, std::vector<FinishEntry>, std::greater<>> finish_heap;
     // Decoders whose previous token did not come from the group's last

@@ -160,4 +160,26 @@ Topology::RingCost Topology::Ring(const std::vector<int>& gpus) const {
   return c;
 }
 
+Topology::RingCost Topology::AllToAll(const std::vector<int>& gpus) const {
+  RingCost c;
+  const size_t p = gpus.size();
+  if (p < 2) return c;
+  // Every GPU sends B / (p - 1) to each other at once: link l carries its
+  // uses x B / (p - 1), so the exchange takes B / gbps with gbps =
+  // (p - 1) / max over links of uses / bandwidth.
+  std::map<LinkId, int> uses;
+  for (size_t i = 0; i < p; ++i)
+    for (size_t j = 0; j < p; ++j) {
+      if (i == j) continue;
+      const Path& path = PathBetween(gpus[i], gpus[j]);
+      c.alpha_ns = std::max(c.alpha_ns, path.latency_ns);
+      c.crosses_nodes = c.crosses_nodes || path.crosses_nodes;
+      for (LinkId l : path.links) ++uses[l];
+    }
+  double worst = 0;  // max of uses / gbps
+  for (const auto& [l, n] : uses) worst = std::max(worst, n / links_[static_cast<size_t>(l)].gbps);
+  c.gbps = worst > 0 ? static_cast<double>(p - 1) / worst : 0;
+  return c;
+}
+
 }  // namespace fleetsim

@@ -85,6 +85,11 @@ class Topology {
   // The path from `src` to `dst` (GPUs); empty when src == dst.
   const Path& PathBetween(int src, int dst) const;
   RingCost Ring(const std::vector<int>& gpus) const;
+  // An all-to-all among `gpus`, each sending the same bytes to every other
+  // at once: the per-GPU bandwidth it gets (so it takes bytes a GPU sends /
+  // gbps, after the largest path latency alpha_ns), the links the pairs
+  // share considered.
+  RingCost AllToAll(const std::vector<int>& gpus) const;
 
  private:
   struct Graph;

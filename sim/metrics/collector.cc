@@ -678,6 +678,9 @@ std::string SummaryToJson(const Summary& s) {
     w.Key("replicas").Int(p.replicas);
     w.Key("tp").Int(p.tp);
     w.Key("pp").Int(p.pp);
+    if (p.ep > 1) w.Key("ep").Int(p.ep);
+    if (p.dp > 1) w.Key("dp").Int(p.dp);
+    if (!p.speculative.empty()) w.Key("speculative").String(p.speculative);
     w.Key("gpus").Int(static_cast<int64_t>(p.replicas) * p.gpus_per_replica);
     w.Key("scheduler").String(p.scheduler);
     w.Key("engine").String(p.engine);

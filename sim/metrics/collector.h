@@ -77,6 +77,8 @@ struct RunFacts {
     std::string name;
     std::string model, gpu, scheduler, engine;
     int tp = 1, pp = 1;
+    int ep = 1, dp = 1;  // written when above 1
+    std::string speculative;  // the proposer ("Llama-3.1-8B", "eagle"); empty: none
     int replicas = 0;
     int gpus_per_replica = 0;
     std::optional<double> usd_per_gpu_hour;  // nullopt: no price known

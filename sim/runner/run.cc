@@ -18,6 +18,7 @@
 #include "model/hf_config.h"
 #include "model/profile.h"
 #include "model/profile_perf_model.h"
+#include "model/speculative_perf_model.h"
 #include "sim/cluster/cluster.h"
 #include "sim/cluster/replica.h"
 #include "sim/engine/simulation.h"
@@ -282,6 +283,29 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
                               " layers of " + m.name);
   plan->shard.tp = p.tp;
   plan->shard.pp = p.pp;
+  if (p.ep > 1 || p.dp_attention || p.expert_load_skew != 1) {
+    const std::string ep_path = p.path + (p.ep > 1 ? ".ep" : p.dp_attention ? ".dp_attention" : ".expert_load_skew");
+    if (!m.is_moe()) return Status::Invalid(ep_path + ": " + m.name + " is not a mixture of experts");
+    if (p.ep <= 1) return Status::Invalid(ep_path + ": needs expert parallelism (ep > 1)");
+    if (m.experts % p.ep != 0)
+      return Status::Infeasible(p.path + ".ep: " + std::to_string(p.ep) + " does not divide the " +
+                                std::to_string(m.experts) + " experts of " + m.name);
+    if (!p.dp_attention && p.ep != p.tp)
+      return Status::Invalid(p.path + ".ep: " + std::to_string(p.ep) + " is not tp (" + std::to_string(p.tp) +
+                             "): without dp_attention the tensor-parallel group is the expert-parallel group; set "
+                             "dp_attention to run ep / tp data-parallel attention ranks");
+    if (p.dp_attention && p.ep % p.tp != 0)
+      return Status::Invalid(p.path + ".ep: " + std::to_string(p.ep) + " is not a multiple of tp (" +
+                             std::to_string(p.tp) + "): data-parallel ranks of tp GPUs each make up the ep GPUs");
+    if (p.dp_attention && p.ep == p.tp)
+      return Status::Invalid(p.path + ".dp_attention: ep equals tp, so there is one attention rank; drop "
+                             "dp_attention or raise ep");
+    if (p.dp_attention && p.pp > 1)
+      return Status::Invalid(p.path + ".dp_attention: data-parallel attention with pipeline parallelism (pp " +
+                             std::to_string(p.pp) + ") is not modelled");
+    plan->shard.ep = p.ep;
+    plan->shard.dp = p.dp_attention ? p.ep / p.tp : 1;
+  }
   if (!p.layer_split.empty()) {
     int64_t sum = 0;
     for (int l : p.layer_split) sum += l;
@@ -337,6 +361,51 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   mo.gpu_memory_utilization = p.gpu_memory_utilization;
   mo.block_size = p.block_size;
   mo.max_num_batched_tokens = plan->limits.max_num_batched_tokens;
+  if (const int dp = plan->shard.dp; dp > 1) {
+    // Every data-parallel rank is an engine with these limits; the replica's
+    // one scheduler holds dp times them (and each rank's KV, memory_plan.h).
+    plan->limits.max_num_batched_tokens *= dp;
+    plan->limits.max_num_seqs *= dp;
+  }
+  if (const std::optional<SpeculativeSpec>& sp = p.speculative) {
+    // vLLM V1 speculates on a single pipeline stage, in an engine that
+    // prefills and decodes; the draft shares the target's tokenizer and
+    // tensor-parallel GPUs.
+    if (p.pp > 1)
+      return Status::Infeasible(sp->path + ": speculative decoding with pipeline parallelism (pp " +
+                                std::to_string(p.pp) + ") is not supported (vLLM runs it on one stage)");
+    if (p.role != PoolSpec::Role::kBoth)
+      return Status::Invalid(sp->path + ": speculative decoding on a disaggregated (prefill or decode) pool is not "
+                             "modelled yet");
+    if (sp->method == "draft_model") {
+      plan->draft = catalog.FindModel(sp->draft_model);
+      if (!plan->draft)
+        return Status::Invalid(sp->path + ".draft_model: " + Unknown("model", sp->draft_model, catalog.ModelNames()));
+      const ModelSpec& d = *plan->draft;
+      if (d.vocab != m.vocab)
+        return Status::Invalid(sp->path + ".draft_model: " + d.name + "'s vocabulary (" + std::to_string(d.vocab) +
+                               ") is not " + m.name + "'s (" + std::to_string(m.vocab) +
+                               "): a draft must share the target's tokenizer");
+      ShardPlan ds;
+      ds.tp = p.tp;
+      FLEETSIM_RETURN_IF_ERROR(CheckShardPlan(d, ds).WithPrefix(sp->path + ".draft_model: "));
+      mo.proposer_weight_bytes_per_gpu = (d.WeightBytes() + p.tp - 1) / p.tp;
+      mo.proposer_kv_bytes_per_token_per_gpu = KvBytesPerTokenPerGpu(d, ds);
+    } else {
+      // An EAGLE head: head_layers decoder layers of the target's shape (it
+      // shares the target's embedding and lm_head).
+      if (sp->head_layers > m.layers)
+        return Status::Invalid(sp->path + ".head_layers: " + std::to_string(sp->head_layers) + " exceeds the " +
+                               std::to_string(m.layers) + " layers of " + m.name);
+      const double per_layer = sp->head_layers / m.layers;
+      ShardPlan ts;
+      ts.tp = p.tp;
+      const double layer_bytes = static_cast<double>(m.ParamCount() - m.EmbeddingParamCount()) * DTypeBytes(m.weight_dtype);
+      mo.proposer_weight_bytes_per_gpu = std::llround(per_layer * layer_bytes / p.tp);
+      mo.proposer_kv_bytes_per_token_per_gpu =
+          std::llround(per_layer * static_cast<double>(KvBytesPerTokenPerGpu(m, ts)));
+    }
+  }
   ModelSpec engine_model = m;  // the memory check is for one sequence of the engine's max_model_len
   engine_model.max_model_len = static_cast<int>(plan->max_model_len);
   FLEETSIM_RETURN_IF_ERROR(
@@ -397,8 +466,28 @@ RooflineOptions PoolRooflineOptions(const ScenarioSpec& s, const PoolPlan& p) {
   RooflineOptions o = RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set, s.attention_efficiency_set);
   o.collective_alpha_ns = p.collective_alpha_ns;
   o.collective_gbps = p.collective_gbps;
+  o.all_to_all_alpha_ns = p.all_to_all_alpha_ns;
+  o.all_to_all_gbps = p.all_to_all_gbps;
+  o.expert_load_skew = p.spec->expert_load_skew;
   return o;
 }
+
+// A speculative pool's performance model, owning its target's and draft's.
+class SpeculatingPerf final : public PerfModel {
+ public:
+  SpeculatingPerf(std::unique_ptr<PerfModel> target, std::unique_ptr<PerfModel> draft, SpeculativeCost cost)
+      : target_(std::move(target)), draft_(std::move(draft)), spec_(*target_, WithDraft(cost, draft_.get())) {}
+  int64_t IterationNs(const BatchShape& shape) const override { return spec_.IterationNs(shape); }
+  std::vector<std::pair<std::string, std::string>> Sources() const override { return spec_.Sources(); }
+
+ private:
+  static SpeculativeCost WithDraft(SpeculativeCost c, const PerfModel* draft) {
+    c.draft = draft;
+    return c;
+  }
+  std::unique_ptr<PerfModel> target_, draft_;
+  SpeculativePerfModel spec_;
+};
 
 // The pool's performance model: a ProfilePerfModel over `profile` when the
 // scenario names one (perf.profile), else the roofline. Errors name the
@@ -410,17 +499,42 @@ Status MakePerfModel(const ScenarioSpec& s, const PoolPlan& p, const Profile* pr
     return Status::Invalid(s.file + ": " + p.spec->path + ".model: " + model.name +
                            " is read and memory-planned, but the performance model cannot price multi-head latent "
                            "attention, shared experts or leading dense layers yet (DeepSeek-V3), so it cannot run");
+  std::unique_ptr<PerfModel> target;
   if (!profile) {
-    *out = std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, p.engine,
-                                               PoolRooflineOptions(s, p));
+    target = std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, p.engine, PoolRooflineOptions(s, p));
+  } else {
+    if (p.shard.ep > 1)
+      return Status::Invalid(s.file + ": " + p.spec->path + ".ep: perf.profile's per-layer times are for a "
+                             "tensor-parallel layer; expert parallelism is priced by the roofline alone (drop "
+                             "perf.profile or ep)");
+    std::unique_ptr<ProfilePerfModel> m;
+    FLEETSIM_RETURN_IF_ERROR(ProfilePerfModel::Create(*profile,
+                                                      std::filesystem::path(s.perf_profile).filename().string(),
+                                                      *p.model, *p.gpu, p.shard, p.engine, PoolRooflineOptions(s, p),
+                                                      &m)
+                                 .WithPrefix(s.file + ": perf.profile: " + p.spec->path + ": "));
+    target = std::move(m);
+  }
+  if (!p.spec->speculative) {
+    *out = std::move(target);
     return Status::Ok();
   }
-  std::unique_ptr<ProfilePerfModel> m;
-  FLEETSIM_RETURN_IF_ERROR(ProfilePerfModel::Create(*profile, std::filesystem::path(s.perf_profile).filename().string(),
-                                                    *p.model, *p.gpu, p.shard, p.engine,
-                                                    PoolRooflineOptions(s, p), &m)
-                               .WithPrefix(s.file + ": perf.profile: " + p.spec->path + ": "));
-  *out = std::move(m);
+  const SpeculativeSpec& sp = *p.spec->speculative;
+  std::unique_ptr<PerfModel> draft;
+  SpeculativeCost cost;
+  cost.k = sp.k;
+  if (p.draft) {
+    // The draft on the target's GPUs, priced by the roofline (a profile
+    // measures the target alone).
+    ShardPlan ds;
+    ds.tp = p.shard.tp;
+    draft = std::make_unique<RooflinePerfModel>(*p.draft, *p.gpu, ds, p.engine, PoolRooflineOptions(s, p));
+    cost.proposer = p.draft->name;
+  } else {
+    cost.head_layer_fraction = sp.head_layers / p.model->layers;
+    cost.proposer = "eagle";
+  }
+  *out = std::make_unique<SpeculatingPerf>(std::move(target), std::move(draft), cost);
   return Status::Ok();
 }
 
@@ -784,6 +898,13 @@ Status ScenarioRun::PriceLinks() {
         p.warnings.push_back(w.str());
       }
     }
+    if (p.shard.dp > 1) {
+      // The MoE layers' all-to-all among the ep GPUs, on their links.
+      const Topology::RingCost a2a =
+          topology_->AllToAll(std::vector<int>(gpus.begin(), gpus.begin() + p.shard.ep));
+      p.all_to_all_alpha_ns = a2a.alpha_ns;
+      p.all_to_all_gbps = a2a.gbps;
+    }
     if (pp > 1) {
       // Each of the tp ranks of stage i sends its 1/tp of the activations to
       // the same rank of stage i + 1 (vLLM's send_tensor_dict with the TP
@@ -1085,6 +1206,14 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       ro.server_output_token = std::llround(p.engine.server_output_token_us * 1e3);
       ro.busy_from = mo.warmup;
       ro.decode_step_times = step_times[pi].get();
+      if (const std::optional<SpeculativeSpec>& sp = p.spec->speculative) {
+        SpeculationOptions so;
+        so.k = sp->k;
+        so.acceptance_mean = sp->acceptance_mean;
+        so.concentration = sp->acceptance_concentration;
+        so.seed = options.seed;
+        ro.speculation = so;
+      }
       {
         const AdmissionSpec& ad = spec_.admission;
         ro.queue_order = ad.queue_order == "strict"     ? ReplicaOptions::QueueOrder::kStrict
@@ -1479,6 +1608,9 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     fp.engine = p.engine_name;
     fp.tp = p.shard.tp;
     fp.pp = p.shard.pp;
+    fp.ep = p.shard.ep;
+    fp.dp = p.shard.dp;
+    if (p.spec->speculative) fp.speculative = p.draft ? p.draft->name : "eagle";
     fp.replicas = p.spec->total_replicas();
     fp.gpus_per_replica = p.shard.gpus();
     fp.usd_per_gpu_hour = p.usd_per_gpu_hour;

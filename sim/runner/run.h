@@ -74,10 +74,17 @@ struct PoolPlan {
   const SchedulerRegistry::Entry* scheduler = nullptr;
   ShardPlan shard;
   PipelinePlan pipeline;         // pp > 1: the stages' layers and links
+  // Speculative decoding: the draft model (null for an EAGLE head or none),
+  // on the target's tensor-parallel GPUs.
+  const ModelSpec* draft = nullptr;
   // A tensor-parallel group spanning nodes: its ring on the topology
   // (RooflineOptions::collective_*); 0 within a node.
   double collective_alpha_ns = 0;
   double collective_gbps = 0;
+  // Expert parallelism with data-parallel attention: the MoE all-to-all on
+  // the topology (RooflineOptions::all_to_all_*).
+  double all_to_all_alpha_ns = 0;
+  double all_to_all_gbps = 0;
   SchedulerLimits limits;
   StepLimits step;               // what an iteration holds under the pool's scheduler
   MemoryPlan memory;

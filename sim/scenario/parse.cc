@@ -58,10 +58,12 @@ const KeyTable kTables[] = {
     {"fleet.rolling_restarts[]", {"pool", "at_s", "batch", "drain_timeout_s"}},
     {"failures[]", {"model", "mtbf_hours", "mttr_s", "at_s", "node", "replica", "rack", "zone", "kind"}},
     {"fleet.pools[]",
-     {"name", "model", "gpu", "replicas", "tp", "pp", "layer_split", "role", "engine", "scheduler", "scheduler_options", "preemption",
+     {"name", "model", "gpu", "replicas", "tp", "pp", "ep", "dp_attention", "expert_load_skew", "layer_split", "role", "engine", "scheduler", "scheduler_options", "preemption",
       "swap_space_gib", "max_model_len", "prefix_caching", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
       "block_size", "kv_cache_dtype", "pricing_class", "usd_per_gpu_hour", "over_max_model_len", "spares", "zone",
-      "autoscaler", "warm_start_s", "warm_cost_fraction", "spot", "region"}},
+      "autoscaler", "warm_start_s", "warm_cost_fraction", "spot", "region", "speculative"}},
+    {"fleet.pools[].speculative", {"method", "draft_model", "num_speculative_tokens", "head_layers", "acceptance"}},
+    {"fleet.pools[].speculative.acceptance", {"mean", "concentration"}},
     {"fleet.pools[].autoscaler",
      {"policy", "min_replicas", "max_replicas", "warm_pool", "metric", "target", "metric_delay_s", "options",
       "schedule", "forecaster"}},
@@ -153,6 +155,13 @@ const NumericBound kBounds[] = {
     IntIn("fleet.pools[].tp", 1, 1024),
     IntIn("fleet.pools[].pp", 1, 1024),
     IntIn("fleet.pools[].layer_split[]", 1, 100000),
+    IntIn("fleet.pools[].ep", 1, 1024),
+    NumIn("fleet.pools[].expert_load_skew", 1, 1024),
+    IntIn("fleet.pools[].speculative.num_speculative_tokens", 1, 64),
+    NumAbove("fleet.pools[].speculative.head_layers", 0, 1024),
+    NumIn("fleet.pools[].speculative.acceptance", 0, 1),
+    NumIn("fleet.pools[].speculative.acceptance.mean", 0, 1),
+    NumIn("fleet.pools[].speculative.acceptance.concentration", 0, 1e6),
     NumIn("fleet.pools[].scheduler_options.watermark", 0, 0.5),
     IntIn("fleet.pools[].scheduler_options.chunk_size", 1, 1 << 24),
     IntIn("fleet.pools[].scheduler_options.reserve_request_length", 0, 1),
@@ -798,6 +807,13 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
     o.Int("replicas", &p.replicas);
     o.Int("tp", &p.tp);
     o.Int("pp", &p.pp);
+    o.Int("ep", &p.ep);
+    {
+      std::optional<bool> dpa;
+      o.OptBool("dp_attention", &dpa);
+      p.dp_attention = dpa.value_or(false);
+    }
+    o.Number("expert_load_skew", &p.expert_load_skew);
     if (o.Has("layer_split")) {
       // Layers per pipeline stage (vLLM's VLLM_PP_LAYER_PARTITION); its
       // length and sum are checked against pp and the model at build.
@@ -816,6 +832,30 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
           p.layer_split.push_back(static_cast<int>(n));
         }
       }
+    }
+    if (o.Has("speculative")) {
+      SpeculativeSpec sp;
+      sp.path = p.path + ".speculative";
+      Obj so(o.At("speculative"), sp.path, "fleet.pools[].speculative", err);
+      if (const int m = so.Choice("method", {"draft_model", "eagle"}, false); m >= 0)
+        sp.method = m == 0 ? "draft_model" : "eagle";
+      so.String("draft_model", &sp.draft_model, sp.method == "draft_model");
+      if (so.ok() && sp.method == "eagle" && so.Has("draft_model"))
+        so.Fail(sp.path + ".draft_model", "method eagle proposes with a head on the target; no draft model");
+      if (so.ok() && sp.method == "draft_model" && so.Has("head_layers"))
+        so.Fail(sp.path + ".head_layers", "only for method eagle");
+      so.Int("num_speculative_tokens", &sp.k, true);
+      so.Number("head_layers", &sp.head_layers);
+      if (!so.Has("acceptance")) {
+        if (so.ok()) so.Fail(sp.path + ".acceptance", "required (a probability, or {\"mean\", \"concentration\"})");
+      } else if (so.At("acceptance").is_object()) {
+        Obj ao(so.At("acceptance"), sp.path + ".acceptance", "fleet.pools[].speculative.acceptance", err);
+        ao.Number("mean", &sp.acceptance_mean, true);
+        ao.Number("concentration", &sp.acceptance_concentration);
+      } else {
+        so.Number("acceptance", &sp.acceptance_mean);
+      }
+      p.speculative = std::move(sp);
     }
     o.String("engine", &p.engine);
     // A bundled engine profile's name, or a user's file (a path, relative

@@ -30,6 +30,20 @@ inline bool EngineIsFile(const std::string& engine) {
 // entry: it contains '/' or ends with ".json" (model/hf_config.h).
 inline bool ModelIsFile(const std::string& model) { return EngineIsFile(model); }
 
+// A pool's speculative decoding (fleet.pools[].speculative; vLLM's
+// --speculative-config): a proposer guesses num_speculative_tokens tokens a
+// step and each request accepts them with its own probability
+// (sim/cluster/speculation.h).
+struct SpeculativeSpec {
+  std::string path;                   // "fleet.pools[0].speculative"
+  std::string method = "draft_model"; // "draft_model" (a zoo model) or "eagle" (a head on the target)
+  std::string draft_model;            // method draft_model: a zoo name
+  int k = 1;                          // num_speculative_tokens
+  double head_layers = 1;             // method eagle: the head's size in target layers (EAGLE: one decoder layer)
+  double acceptance_mean = 0;         // alpha's mean
+  double acceptance_concentration = 0;  // Beta's a + b; 0: alpha fixed at the mean
+};
+
 struct PoolSpec {
   std::string path;            // JSON path, "fleet.pools[0]", for messages
   std::string name;            // defaults to "pool<i>"
@@ -43,6 +57,16 @@ struct PoolSpec {
   // Layers per pipeline stage, pp entries summing to the model's layers;
   // empty: vLLM's default split (sim/cluster/executor.h).
   std::vector<int> layer_split;
+  // MoE expert parallelism (vLLM's --enable-expert-parallel): experts whole
+  // on ep GPUs. Without dp_attention ep must be tp (the TP group is the EP
+  // group); with it, dp = ep / tp data-parallel attention ranks of tp GPUs
+  // each (vLLM's --data-parallel-size), the MoE layers exchanging tokens by
+  // all-to-all. expert_load_skew: the busiest GPU's routed tokens over the
+  // mean (1: balanced).
+  int ep = 1;
+  bool dp_attention = false;
+  double expert_load_skew = 1;
+  std::optional<SpeculativeSpec> speculative;
   // Engine profile: a bundled name (model/engines), or a user's file (a
   // path, resolved against the scenario's folder; EngineIsFile). Empty:
   // the scheduler's own engine (sglang for sglang, else vllm).

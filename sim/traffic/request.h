@@ -59,6 +59,10 @@ struct Request {
   int32_t carried = 0;
   SimTime streamed_first_token = -1;
   SimTime prefill_scheduled = -1;
+  // Speculative decoding (sim/cluster/speculation.h): on a replica that
+  // speculates, the output the client gets, output_tokens then being 1 +
+  // the decode steps that emit it; 0 elsewhere.
+  int32_t spec_output = 0;
 };
 
 }  // namespace fleetsim

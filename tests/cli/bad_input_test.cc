@@ -272,6 +272,73 @@ std::vector<BadCase> BadCases() {
                           j["fleet"]["pools"][0]["layer_split"] = {16, "x"};
                         }),
                    {"fleet.pools[0].layer_split[1]: ", "expected a positive integer", "\"x\""}));
+  v.push_back(Case("SpeculativeUnknownDraft",
+                   With(g,
+                        [](json& j) {
+                          j["fleet"]["pools"][0]["speculative"] = {
+                              {"draft_model", "nope"}, {"num_speculative_tokens", 3}, {"acceptance", 0.7}};
+                        }),
+                   {"fleet.pools[0].speculative.draft_model: ", "nope"}));
+  v.push_back(Case("SpeculativeDraftOfAnotherVocabulary",
+                   With(g,
+                        [](json& j) {
+                          j["fleet"]["pools"][0]["speculative"] = {
+                              {"draft_model", "Qwen2.5-0.5B"}, {"num_speculative_tokens", 3}, {"acceptance", 0.7}};
+                        }),
+                   {"fleet.pools[0].speculative.draft_model: ", "Qwen2.5-0.5B", "vocabulary", "tokenizer"}));
+  v.push_back(Case("SpeculativeEagleWithDraft",
+                   With(g,
+                        [](json& j) {
+                          j["fleet"]["pools"][0]["speculative"] = {{"method", "eagle"},
+                                                                   {"draft_model", "Llama-3.1-8B"},
+                                                                   {"num_speculative_tokens", 3},
+                                                                   {"acceptance", 0.7}};
+                        }),
+                   {"fleet.pools[0].speculative.draft_model: ", "no draft model"}));
+  v.push_back(Case("SpeculativeWithoutAcceptance",
+                   With(g,
+                        [](json& j) {
+                          j["fleet"]["pools"][0]["speculative"] = {{"method", "eagle"}, {"num_speculative_tokens", 3}};
+                        }),
+                   {"fleet.pools[0].speculative.acceptance: ", "required"}));
+  v.push_back(Case("SpeculativeAcceptanceAboveOne",
+                   With(g,
+                        [](json& j) {
+                          j["fleet"]["pools"][0]["speculative"] = {
+                              {"method", "eagle"}, {"num_speculative_tokens", 3}, {"acceptance", {{"mean", 1.5}}}};
+                        }),
+                   {"fleet.pools[0].speculative.acceptance.mean: ", "1.5"}));
+  v.push_back(Case("SpeculativeWithPipelineParallelism",
+                   With(g,
+                        [](json& j) {
+                          j["fleet"]["pools"][0]["pp"] = 2;
+                          j["fleet"]["pools"][0]["speculative"] = {
+                              {"method", "eagle"}, {"num_speculative_tokens", 3}, {"acceptance", 0.7}};
+                        }),
+                   {"fleet.pools[0].speculative: ", "pipeline parallelism", "pp 2"}));
+  v.push_back(Case("ExpertParallelOnADenseModel",
+                   With(g,
+                        [](json& j) {
+                          j["fleet"]["pools"][0]["tp"] = 2;
+                          j["fleet"]["pools"][0]["ep"] = 2;
+                        }),
+                   {"fleet.pools[0].ep: ", "Llama-3.1-8B", "not a mixture of experts"}));
+  v.push_back(Case("ExpertParallelBeyondTpWithoutDpAttention",
+                   With(g,
+                        [](json& j) {
+                          j["model"] = "Mixtral-8x7B";
+                          j["fleet"]["pools"][0]["tp"] = 2;
+                          j["fleet"]["pools"][0]["ep"] = 4;
+                        }),
+                   {"fleet.pools[0].ep: ", "4 is not tp (2)", "dp_attention"}));
+  v.push_back(Case("ExpertParallelNotDividingTheExperts",
+                   With(g,
+                        [](json& j) {
+                          j["model"] = "Mixtral-8x7B";
+                          j["fleet"]["pools"][0]["ep"] = 3;
+                          j["fleet"]["pools"][0]["dp_attention"] = true;
+                        }),
+                   {"fleet.pools[0].ep: ", "3 does not divide the 8 experts"}));
   v.push_back(Case("ModelDoesNotFit", With(g, [](json& j) { j["model"] = "Llama-3.1-70B"; }),
                    {"fleet.pools[0]: ", "Llama-3.1-70B", "does not fit", "H100-SXM", "GiB"}));
   v.push_back(Case("BatchedTokensBelowMaxSeqs",

@@ -340,6 +340,19 @@ json BaseFor(const std::string& path) {
   }
   if (path.rfind("fleet.gpu_capacity", 0) == 0)
     j["fleet"]["gpu_capacity"] = json::array({{{"gpu", "H100-SXM"}, {"pricing_class", "spot"}, {"gpus", 8}}});
+  // A speculative pool drafting with the target's own zoo model (the same
+  // vocabulary); head_layers is read only for an EAGLE head.
+  if (path.rfind("fleet.pools[].speculative", 0) == 0) {
+    json& sp = j["fleet"]["pools"][0]["speculative"];
+    sp = {{"method", "draft_model"},
+          {"draft_model", "Llama-3.1-8B"},
+          {"num_speculative_tokens", 2},
+          {"acceptance", {{"mean", 0.6}, {"concentration", 4}}}};
+    if (path == "fleet.pools[].speculative.head_layers") {
+      sp["method"] = "eagle";
+      sp.erase("draft_model");
+    }
+  }
   if (path.rfind("fleet.pools[].spot", 0) == 0) {
     j["fleet"]["pools"][0]["pricing_class"] = "spot";
     j["fleet"]["pools"][0]["spot"] = json::object();
@@ -610,6 +623,8 @@ json ScenarioWith(const std::string& path, const json& v, const std::string& dis
     g["concurrency"] = 2;
   }
   if (path == "traffic.trace.start_s") j["traffic"]["trace"].erase("end_s");
+  if (path == "fleet.pools[].speculative.method" && v == "eagle")
+    j["fleet"]["pools"][0]["speculative"].erase("draft_model");
   if (IsLengthKey(path) && LastKey(path) == "min") j[Pointer(path).parent_pointer()]["max"] = int64_t{1} << 30;
   // The replicas at time 0 stay within the autoscaler's bounds.
   if (path == "fleet.pools[].autoscaler.min_replicas" && v.is_number_integer())

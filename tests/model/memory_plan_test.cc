@@ -151,6 +151,31 @@ TEST(PlanMemory, UtilizationAndBlockSizeScaleTheCache) {
   EXPECT_EQ(b.kv_blocks, a.kv_bytes_per_gpu / (32 * 131072));
 }
 
+// Mixtral with its experts over four GPUs, attention data-parallel (tp 1,
+// ep 4, dp 4): each GPU holds a quarter of the experts and all the rest,
+// and each rank its own KV cache, so the replica has four caches' blocks.
+TEST(PlanMemory, ExpertParallelSplitsTheExpertsAndKeepsACachePerRank) {
+  const ModelSpec m = BuiltinModel("Mixtral-8x7B");
+  const GpuSpec h100 = BuiltinGpu("H100-SXM");
+  ShardPlan s;
+  s.ep = 4;
+  s.dp = 4;
+  MemoryPlan plan;
+  ASSERT_TRUE(PlanMemory(m, h100, s, MemoryOptions{}, &plan).ok());
+  const int64_t experts = 2 * int64_t{3} * m.hidden * m.intermediate * m.experts * m.layers;  // bf16
+  EXPECT_EQ(ExpertWeightBytes(m), experts);
+  EXPECT_EQ(plan.weight_bytes_per_gpu, experts / 4 + (m.WeightBytes() - experts));
+  EXPECT_EQ(plan.kv_bytes_per_token_per_gpu, KvBytesPerTokenPerGpu(m, Tp(1)));
+  EXPECT_EQ(plan.kv_blocks, 4 * (plan.kv_bytes_per_gpu / (16 * plan.kv_bytes_per_token_per_gpu)));
+  EXPECT_EQ(s.gpus(), 4);
+  // ep must be tp x dp, and dp needs ep.
+  s.ep = 2;
+  EXPECT_FALSE(CheckShardPlan(m, s).ok());
+  ShardPlan dp_only;
+  dp_only.dp = 2;
+  EXPECT_FALSE(CheckShardPlan(m, dp_only).ok());
+}
+
 TEST(PlanMemory, RejectsBadShardsAndOptions) {
   const ModelSpec m = BuiltinModel("Llama-3.1-8B");
   const GpuSpec h100 = BuiltinGpu("H100-SXM");

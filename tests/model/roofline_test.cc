@@ -189,6 +189,59 @@ TEST(Roofline, MixtralDecodeAtBatchOneReadsTopKOfTheExperts) {
   EXPECT_NEAR(model.Explain(Decode(256, 1)).gemm_ns, all_ns, 0.01 * all_ns);
 }
 
+ShardPlan Ep(int tp, int dp) {
+  ShardPlan s;
+  s.tp = tp;
+  s.ep = tp * dp;
+  s.dp = dp;
+  return s;
+}
+
+// Mixtral on four GPUs as four data-parallel attention ranks with the
+// experts spread over them (tp 1, ep 4, dp 4). Four decoders, one per rank:
+// each rank reads its attention, router and lm_head weights for one row,
+// and its 2 of the 8 experts for the ones the 4 tokens touch,
+// 8 (1 - (6/8)^4) / 4 of them; each MoE layer sends every token's two
+// copies there and back, 3/4 of them off the GPU, over NVLink at 85% of
+// 450 GB/s after 2 us each way.
+TEST(Roofline, ExpertParallelWithDataParallelAttentionByHand) {
+  const ModelSpec m = BuiltinModel("Mixtral-8x7B");
+  const GpuSpec h100 = BuiltinGpu("H100-SXM");
+  RooflinePerfModel ep(m, h100, Ep(1, 4), NoCpu(), NoLaunch());
+  const RooflinePerfModel::Breakdown b = ep.Explain(Decode(4, 4));
+  const double touched = 8 * (1 - std::pow(0.75, 4)) / 4;
+  const double per_layer = AttentionWeights(m) + static_cast<double>(m.hidden) * m.experts + touched * MlpWeights(m);
+  const double bytes = 2 * (m.layers * per_layer + static_cast<double>(m.vocab) * m.hidden);
+  EXPECT_NEAR(b.gemm_ns, bytes / (3350 * 0.85), 0.01 * bytes / (3350 * 0.85));
+  const double a2a_bytes = 4.0 / 4 * 2 * m.hidden * 2 * 3.0 / 4;  // this GPU's token, k copies, 3/4 away
+  const double a2a = 2 * m.layers * (2e3 + a2a_bytes / (450 * 0.85));
+  EXPECT_NEAR(b.all_to_all_ns, a2a, 1e-9 * a2a);
+  EXPECT_DOUBLE_EQ(b.all_reduce_ns, b.all_to_all_ns);  // tp 1: no all-reduce
+  // Attention reads each rank's quarter of the KV.
+  RooflinePerfModel tp1(m, h100, Tp(1), NoCpu(), NoLaunch());
+  EXPECT_NEAR(ep.Explain(Decode(4, 40000)).attention_decode_ns, tp1.Explain(Decode(1, 40000)).attention_decode_ns,
+              1e-6);
+}
+
+// The busiest GPU's routed rows set the experts' time: in a compute-bound
+// prefill the expert products grow linearly with the skew, by one GPU's
+// share of the routed FLOPs per unit of skew.
+TEST(Roofline, ExpertLoadSkewScalesTheBusiestGpusExpertTime) {
+  const ModelSpec m = BuiltinModel("Mixtral-8x7B");
+  const GpuSpec h100 = BuiltinGpu("H100-SXM");
+  auto gemm = [&](double skew) {
+    RooflineOptions o = NoLaunch();
+    o.expert_load_skew = skew;
+    return RooflinePerfModel(m, h100, Ep(2, 2), NoCpu(), o).Explain(Prefill(16384)).gemm_ns;
+  };
+  const double g1 = gemm(1), g2 = gemm(2), g3 = gemm(3);
+  const double rows = 16384.0 * 2 / 4;  // all tokens' two copies over four GPUs
+  const double flops = m.layers * rows * 2.0 * MlpWeights(m);
+  const double per_skew = flops / (h100.PeakTflops(DType::kBf16) * 1e3 * 0.8);
+  EXPECT_NEAR(g2 - g1, per_skew, 1e-6 * per_skew);
+  EXPECT_NEAR(g3 - g2, per_skew, 1e-6 * per_skew);
+}
+
 TEST(Roofline, IterationTimeGrowsWithTokens) {
   for (const char* name : {"Llama-3.1-8B", "Mixtral-8x7B", "Llama-3.1-70B"}) {
     for (int tp : {1, 4}) {

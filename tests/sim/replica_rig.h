@@ -11,11 +11,22 @@
 #include <utility>
 #include <vector>
 
+#include "model/catalog.h"
 #include "sim/cluster/batch_scheduler.h"
 #include "sim/cluster/replica.h"
 #include "sim/engine/simulation.h"
 
 namespace fleetsim::testing_rig {
+
+// The builtin catalogue's H100 SXM, loaded once.
+inline const GpuSpec& H100() {
+  static const Catalog* c = [] {
+    auto* cat = new Catalog();
+    EXPECT_TRUE(Catalog::LoadBuiltin(cat).ok());
+    return cat;
+  }();
+  return *c->FindGpu("H100-SXM");
+}
 
 // 1 ms per iteration + 1 us per token + 1 ns per KV token read + 10 ns per
 // swapped token.
@@ -65,6 +76,7 @@ struct Rig {
   int64_t host_blocks = 0;
   std::optional<bool> prefix_caching;
   const PipelinePlan* pipeline = nullptr;  // pp > 1; must outlive the fixture
+  std::optional<SpeculationOptions> speculation;
 };
 
 struct Fixture {
@@ -77,6 +89,7 @@ struct Fixture {
     o.host_kv_blocks = s.host_blocks;
     o.prefix_caching = s.prefix_caching;
     o.pipeline = s.pipeline;
+    o.speculation = s.speculation;
     std::unique_ptr<BatchScheduler> sched;
     const auto* entry = Schedulers().Find(s.scheduler);
     EXPECT_NE(entry, nullptr) << s.scheduler;

@@ -5,22 +5,15 @@
 #include <cmath>
 #include <vector>
 
-#include "model/catalog.h"
 #include "model/collectives.h"
 #include "sim/cluster/network.h"
 #include "sim/cluster/topology.h"
+#include "tests/sim/replica_rig.h"
 
 namespace fleetsim {
 namespace {
 
-const GpuSpec& H100() {
-  static const Catalog* c = [] {
-    auto* cat = new Catalog();
-    EXPECT_TRUE(Catalog::LoadBuiltin(cat).ok());
-    return cat;
-  }();
-  return *c->FindGpu("H100-SXM");
-}
+using testing_rig::H100;
 
 Topology Nodes(int n, bool rails = true) {
   NetworkSpec net;
@@ -81,6 +74,31 @@ TEST(Topology, RingAcrossNodesIsBoundByTheNic) {
   EXPECT_DOUBLE_EQ(c.gbps, H100().network_gbps_per_direction);
   // The hops out of a node go over NVLink to the next node's rail first.
   EXPECT_DOUBLE_EQ(c.alpha_ns, 5000 + H100().scale_up.latency_us * 1e3);
+}
+
+// An all-to-all inside a node: each GPU's NVLink up carries its three
+// sends and its down the three receives, so each GPU sends at the full
+// link rate.
+TEST(Topology, AllToAllInsideANodeRunsAtEachGpusLink) {
+  Topology t = Nodes(1);
+  const Topology::RingCost c = t.AllToAll({0, 1, 2, 3});
+  EXPECT_DOUBLE_EQ(c.gbps, 450);
+  EXPECT_DOUBLE_EQ(c.alpha_ns, H100().scale_up.latency_us * 1e3);
+  EXPECT_FALSE(c.crosses_nodes);
+}
+
+// 16 GPUs on two rail-optimised nodes: the 8 GPUs of a node reach the other
+// node's rail-g GPU through GPU g's NIC, so each NIC carries 8 of the 15
+// destinations a GPU sends to: 15 / (8 / 50 GB/s) = 93.75 GB/s per GPU.
+TEST(Topology, AllToAllAcrossNodesIsBoundByTheSharedNics) {
+  Topology t = Nodes(2);
+  std::vector<int> gpus;
+  for (int i = 0; i < 16; ++i) gpus.push_back(i);
+  const Topology::RingCost c = t.AllToAll(gpus);
+  EXPECT_TRUE(c.crosses_nodes);
+  EXPECT_DOUBLE_EQ(c.gbps, 15 / (8 / H100().network_gbps_per_direction));
+  EXPECT_DOUBLE_EQ(c.alpha_ns, 5000 + H100().scale_up.latency_us * 1e3);
+  EXPECT_DOUBLE_EQ(t.AllToAll({3}).gbps, 0);  // one GPU exchanges nothing
 }
 
 TEST(Network, OneTransferTakesBytesOverBandwidthPlusLatency) {
