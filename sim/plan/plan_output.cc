@@ -146,6 +146,15 @@ std::string PlanResultToJson(const PlanResult& r, const std::string& fleetsim_ve
     w.EndArray();
     if (d.bisect) {
       w.Key("search").String("bisect").Key("min").Int(d.min).Key("max").Int(d.max);
+      if (d.keys.size() > 1 || d.ratios.size() > 1) {
+        w.Key("ratios").BeginArray();
+        for (const std::vector<int64_t>& ratio : d.ratios) {
+          w.BeginArray();
+          for (int64_t share : ratio) w.Int(share);
+          w.EndArray();
+        }
+        w.EndArray();
+      }
     } else {
       w.Key("values").BeginArray();
       for (const auto& v : d.values) {
@@ -177,6 +186,12 @@ std::string PlanResultToJson(const PlanResult& r, const std::string& fleetsim_ve
     w.Key("label").String(f.label);
     w.Key("settings");
     Settings(w, f.settings);
+    if (f.ratio.size() > 1) {
+      // Its replica counts are min_replicas (and replica_range) times these.
+      w.Key("ratio").BeginArray();
+      for (int64_t share : f.ratio) w.Int(share);
+      w.EndArray();
+    }
     w.Key("status").String(StatusName(f.status));
     w.Key("reason").String(f.reason);
     w.Key("replica_range");

@@ -49,7 +49,7 @@ std::string Fmt(double v) {
 Status ParseDimension(const json& d, const std::string& file, const std::string& path, PlanDimension* out) {
   if (!d.is_object()) return Status::Invalid(file + ": " + path + ": expected an object");
   const ObjectReader r(d, file, path + ".");
-  FLEETSIM_RETURN_IF_ERROR(r.CheckKeys({"key", "keys", "values", "search", "min", "max"}));
+  FLEETSIM_RETURN_IF_ERROR(r.CheckKeys({"key", "keys", "values", "search", "min", "max", "ratios"}));
   PlanDimension dim;
   dim.path = path;
   if (r.Has("key") == r.Has("keys")) return r.Error("key", "give either key (one scenario key) or keys (a list)");
@@ -73,18 +73,48 @@ Status ParseDimension(const json& d, const std::string& file, const std::string&
   std::string search = "exhaustive";
   if (r.Has("search")) FLEETSIM_RETURN_IF_ERROR(r.String("search", &search));
   if (search == "bisect") {
-    if (dim.keys.size() != 1) return r.Error("keys", "a bisected dimension has one key");
-    if (!IsReplicaKey(dim.keys[0]))
-      return r.Error(r.Has("key") ? "key" : "keys",
-                     "only a pool's replica count (fleet.pools[i].replicas, or an autoscaled pool's "
-                     "fleet.pools[i].autoscaler.max_replicas) is bisected; give other keys values");
+    std::set<std::string> distinct;
+    for (const std::string& k : dim.keys) {
+      if (!IsReplicaKey(k))
+        return r.Error(r.Has("key") ? "key" : "keys",
+                       "only pools' replica counts (fleet.pools[i].replicas, or an autoscaled pool's "
+                       "fleet.pools[i].autoscaler.max_replicas) are bisected; give other keys values");
+      if (!distinct.insert(k).second) return r.Error("keys", "names " + k + " twice");
+    }
     if (r.Has("values")) return r.Error("values", "a bisected dimension takes min and max, not values");
     FLEETSIM_RETURN_IF_ERROR(r.Int64("min", Bound::kPositive, kMaxBisectReplicas, &dim.min));
     FLEETSIM_RETURN_IF_ERROR(r.Int64("max", Bound::kPositive, kMaxBisectReplicas, &dim.max));
     if (dim.max < dim.min) return r.Error("max", "is below min " + std::to_string(dim.min));
+    if (r.Has("ratios")) {
+      const json& rs = d["ratios"];
+      if (!rs.is_array() || rs.empty()) return r.Error("ratios", "expected a non-empty array of ratios");
+      dim.ratios.clear();
+      std::set<std::vector<int64_t>> seen;
+      for (size_t i = 0; i < rs.size(); ++i) {
+        const std::string where = "ratios[" + std::to_string(i) + "]";
+        const json& ratio = rs[i];
+        if (!ratio.is_array() || ratio.size() != dim.keys.size())
+          return r.Error(where, "expected an array of " + std::to_string(dim.keys.size()) + " integers, one per key");
+        std::vector<int64_t> shares;
+        for (const json& x : ratio) {
+          if (!x.is_number_integer() || x.get<int64_t>() < 1 || x.get<int64_t>() > kMaxBisectReplicas)
+            return r.Error(where, "expected integers from 1 to " + std::to_string(kMaxBisectReplicas));
+          shares.push_back(x.get<int64_t>());
+        }
+        if (!seen.insert(shares).second) return r.Error(where, "repeats an earlier ratio");
+        for (int64_t share : shares)
+          if (share * dim.max > kMaxBisectReplicas)
+            return r.Error(where, "times max " + std::to_string(dim.max) + " exceeds " +
+                                      std::to_string(kMaxBisectReplicas) + " replicas");
+        dim.ratios.push_back(std::move(shares));
+      }
+    } else if (dim.keys.size() != 1) {
+      return r.Error("ratios", "a bisected dimension of several keys needs ratios (one share per key)");
+    }
     dim.bisect = true;
   } else if (search == "exhaustive") {
-    if (r.Has("min") || r.Has("max")) return r.Error("search", "min and max go with \"search\": \"bisect\"");
+    if (r.Has("min") || r.Has("max") || r.Has("ratios"))
+      return r.Error("search", "min, max and ratios go with \"search\": \"bisect\"");
     auto it = d.find("values");
     if (it == d.end()) return r.Error("values", "missing required key");
     if (!it->is_array() || it->empty()) return r.Error("values", "expected a non-empty array");
@@ -269,6 +299,10 @@ Status ParsePlan(const std::string& text, const std::string& file, PlanSpec* out
       for (const PlanDimension& e : plan.dimensions)
         if (e.bisect)
           return Status::Invalid(file + ": " + d.path + ": only one dimension can be bisected (" + e.path + " is)");
+      families *= static_cast<int64_t>(d.ratios.size());
+      if (families > kMaxPlanFamilies)
+        return Status::Invalid(file + ": dimensions: more than " + std::to_string(kMaxPlanFamilies) +
+                               " combinations; search fewer values or ratios");
     } else {
       families *= static_cast<int64_t>(d.values.size());
       if (families > kMaxPlanFamilies)

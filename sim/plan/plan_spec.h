@@ -22,7 +22,12 @@ struct PlanDimension {
   std::vector<std::string> keys;                  // scenario key paths
   std::vector<std::vector<std::string>> values;   // exhaustive: one JSON text per key, per choice
   bool bisect = false;
-  int64_t min = 1, max = 1;                       // bisect: the integer range of keys[0]
+  int64_t min = 1, max = 1;                       // bisect: the integer range of the multiplier m
+  // Bisect: each key is m times its share of one of these ratios (one
+  // entry per key), every ratio a family of its own; a prefill:decode
+  // ratio a:b bisects m over xPyD = (m a)P(m b)D. One key without ratios:
+  // {{1}}, the key is m.
+  std::vector<std::vector<int64_t>> ratios = {{1}};
 };
 
 // A target on one of a point's metrics (PlanMetric names).

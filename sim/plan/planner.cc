@@ -187,12 +187,15 @@ struct Planner::Impl {
       else
         dims.push_back(&d);
     }
-    size_t n = 1;
+    // The bisected dimension's ratios vary fastest of all: each family of
+    // the exhaustive dimensions once per ratio.
+    const size_t ratios = bisect ? bisect->ratios.size() : 1;
+    size_t n = ratios;
     for (const PlanDimension* d : dims) n *= d->values.size();
     for (size_t i = 0; i < n; ++i) {
       PlanFamily f;
       f.id = static_cast<int>(i);
-      size_t rest = i;
+      size_t rest = i / ratios;
       // The last dimension varies fastest.
       std::vector<size_t> pick(dims.size());
       for (size_t k = dims.size(); k-- > 0;) {
@@ -208,6 +211,21 @@ struct Planner::Impl {
           f.label += KeyLabel(dims[k]->keys[j]) + "=" + ValueLabel(v);
           if (dims[k]->keys[j].rfind("traffic", 0) == 0 || dims[k]->keys[j] == "duration_s")
             key += dims[k]->keys[j] + "=" + v + "\n";
+        }
+      }
+      if (bisect) {
+        f.ratio = bisect->ratios[i % ratios];
+        if (bisect->keys.size() > 1 || bisect->ratios.size() > 1) {
+          // "ratio(pools[0]:pools[1])=1:2"
+          std::string pools, shares;
+          for (size_t j = 0; j < bisect->keys.size(); ++j) {
+            const std::string& k = bisect->keys[j];
+            const size_t at = k.find("pools["), end = k.find(']', at);
+            pools += (j ? ":" : "") + k.substr(at, end + 1 - at);
+            shares += (j ? ":" : "") + std::to_string(f.ratio[j]);
+          }
+          if (!f.label.empty()) f.label += " ";
+          f.label += "ratio(" + pools + ")=" + shares;
         }
       }
       if (f.label.empty()) f.label = "base";
@@ -255,7 +273,8 @@ struct Planner::Impl {
     c.id = "f" + std::to_string(f);
     if (bisect) {
       c.replicas = n;
-      c.settings.emplace_back(bisect->keys[0], std::to_string(n));
+      const std::vector<int64_t>& ratio = out->families[f].ratio;
+      for (size_t j = 0; j < bisect->keys.size(); ++j) c.settings.emplace_back(bisect->keys[j], std::to_string(n * ratio[j]));
       c.id += "-r" + std::to_string(n);
     }
     std::vector<std::string> overrides;
@@ -282,7 +301,7 @@ struct Planner::Impl {
     bool priced = true;
     double usd = 0;
     for (const PoolPlan& p : run->pools()) {
-      const int64_t g = int64_t{p.spec->total_replicas()} * p.shard.tp * p.shard.pp;
+      const int64_t g = int64_t{p.spec->total_replicas()} * p.shard.gpus();
       c.gpus += g;
       c.gpus_by_type[p.gpu->name] += g;
       if (p.usd_per_gpu_hour)
@@ -319,6 +338,17 @@ struct Planner::Impl {
       if (sglang) {
         c = "python3 -m sglang.launch_server --model-path " + model + " --tp-size " + std::to_string(p.shard.tp);
         if (p.shard.pp > 1) c += " --pp-size " + std::to_string(p.shard.pp);
+        if (p.shard.ep > 1) c += " --ep-size " + std::to_string(p.shard.ep);
+        if (p.shard.dp > 1) c += " --enable-dp-attention --dp-size " + std::to_string(p.shard.dp);
+        if (s.role != PoolSpec::Role::kBoth)
+          c += std::string(" --disaggregation-mode ") + (s.role == PoolSpec::Role::kPrefill ? "prefill" : "decode");
+        if (s.speculative) {
+          const SpeculativeSpec& sp = *s.speculative;
+          c += sp.method == "eagle" ? " --speculative-algorithm EAGLE"
+                                    : " --speculative-algorithm STANDALONE --speculative-draft-model-path " +
+                                          (p.draft && !p.draft->hf_repo.empty() ? p.draft->hf_repo : sp.draft_model);
+          c += " --speculative-num-steps " + std::to_string(sp.k);
+        }
         c += " --chunked-prefill-size " + std::to_string(p.limits.max_num_batched_tokens) +
              " --max-running-requests " + std::to_string(p.limits.max_num_seqs) + " --mem-fraction-static " + util;
         if (s.max_model_len) c += " --context-length " + std::to_string(p.max_model_len);
@@ -331,6 +361,21 @@ struct Planner::Impl {
         c = std::string(v0 ? "VLLM_USE_V1=0 " : "") + "vllm serve " + model + " --tensor-parallel-size " +
             std::to_string(p.shard.tp);
         if (p.shard.pp > 1) c += " --pipeline-parallel-size " + std::to_string(p.shard.pp);
+        if (p.shard.ep > 1) c += " --enable-expert-parallel";
+        if (p.shard.dp > 1) c += " --data-parallel-size " + std::to_string(p.shard.dp);
+        // Disaggregated pools move KV with NIXL, as vLLM's P/D proxy example runs them.
+        if (s.role != PoolSpec::Role::kBoth)
+          c += " --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'";
+        if (s.speculative) {
+          const SpeculativeSpec& sp = *s.speculative;
+          nlohmann::json cfg = {{"num_speculative_tokens", sp.k}};
+          // An EAGLE head's checkpoint is the user's to name.
+          if (sp.method == "eagle")
+            cfg.update({{"method", "eagle"}, {"model", "<EAGLE head for " + model + ">"}});
+          else
+            cfg["model"] = p.draft && !p.draft->hf_repo.empty() ? p.draft->hf_repo : sp.draft_model;
+          c += " --speculative-config '" + cfg.dump() + "'";
+        }
         c += " --max-num-batched-tokens " + std::to_string(p.limits.max_num_batched_tokens) + " --max-num-seqs " +
              std::to_string(p.limits.max_num_seqs) + " --gpu-memory-utilization " + util;
         if (s.max_model_len) c += " --max-model-len " + std::to_string(p.max_model_len);
@@ -940,10 +985,15 @@ struct Planner::Impl {
         std::to_string(plan.replications) + " replication" + (plan.replications == 1 ? "" : "s") +
         " does (the upper bound for latencies and the reject rate, the lower for attainment)" +
         (plan.replications == 1 ? "; with one replication there is no interval and the bound is the value" : "") + ".");
-    if (bisect)
-      r.assumptions.push_back("Adding replicas (" + bisect->keys[0] +
-                              ") never makes a configuration miss a target it met: the fewest replicas are found "
-                              "by bisection. Checked on every point run (violations below).");
+    if (bisect) {
+      std::string keys;
+      for (const std::string& k : bisect->keys) keys += (keys.empty() ? "" : ", ") + k;
+      r.assumptions.push_back(
+          "Adding replicas (" + keys +
+          (bisect->keys.size() > 1 ? ", m units of the family's ratio" : "") +
+          ") never makes a configuration miss a target it met: the fewest replicas are found "
+          "by bisection. Checked on every point run (violations below).");
+    }
     r.assumptions.push_back(
         "Raising the load never makes a configuration meet a target it missed: the headroom and the fleet "
         "needed per load are found by bisection. Checked on every point run (violations below).");

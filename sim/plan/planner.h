@@ -88,6 +88,9 @@ struct PlanFamily {
   int id = 0;
   std::string label;
   std::vector<std::pair<std::string, std::string>> settings;  // exhaustive dimensions only
+  // The bisected keys' shares of the multiplier (PlanDimension::ratios):
+  // config n sets key i to n * ratio[i].
+  std::vector<int64_t> ratio;
   enum class Status { kMeets, kMisses, kDropped } status = Status::kDropped;
   std::string reason;
   std::optional<std::pair<int64_t, int64_t>> replica_range;

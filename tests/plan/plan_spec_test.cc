@@ -161,6 +161,26 @@ TEST(ParsePlan, SeedDifferentPlansDifferentHashes) {
   EXPECT_NE(a.sha256, b.sha256);
 }
 
+TEST(ParsePlan, BisectOverSeveralPoolsTakesRatios) {
+  json j = GoodPlan();
+  j["dimensions"][2] = {{"keys", {"fleet.pools[0].replicas", "fleet.pools[1].replicas"}},
+                        {"search", "bisect"},
+                        {"min", 1},
+                        {"max", 4},
+                        {"ratios", {{1, 1}, {1, 3}, {2, 3}}}};
+  PlanSpec p;
+  const Status s = Parse(j, &p);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const PlanDimension& d = p.dimensions[2];
+  EXPECT_TRUE(d.bisect);
+  EXPECT_EQ(d.keys.size(), 2u);
+  EXPECT_EQ(d.ratios, (std::vector<std::vector<int64_t>>{{1, 1}, {1, 3}, {2, 3}}));
+  // One key without ratios: the key is the multiplier itself.
+  PlanSpec q;
+  ASSERT_TRUE(Parse(GoodPlan(), &q).ok());
+  EXPECT_EQ(q.dimensions[2].ratios, (std::vector<std::vector<int64_t>>{{1}}));
+}
+
 TEST(ParsePlan, AcceptsTheSmallPlanFile) {
   PlanSpec p;
   const std::string path = FLEETSIM_SOURCE_DIR "/tests/plan/data/small_plan.json";
@@ -226,7 +246,7 @@ std::vector<BadPlan> BadPlans() {
        {"dimensions[3]", "fleet.pools[0].scheduler", "earlier dimension"}},
       {"bisected_key_not_replicas",
        [](json& j) { j["dimensions"][2]["key"] = "fleet.pools[0].tp"; },
-       {"dimensions[2].key", "only a pool's replica count"}},
+       {"dimensions[2].key", "replica counts"}},
       {"bisect_max_beyond_scenario_bound",
        [](json& j) { j["dimensions"][2]["max"] = 100001; },
        {"dimensions[2].max"}},
@@ -256,7 +276,32 @@ std::vector<BadPlan> BadPlans() {
          j["dimensions"][2].erase("key");
          j["dimensions"][2]["keys"] = {"fleet.pools[0].replicas", "fleet.pools[0].max_num_seqs"};
        },
-       {"dimensions[2]", "one key"}},
+       {"dimensions[2].keys", "replica counts"}},
+      {"bisect_two_pools_without_ratios",
+       [](json& j) {
+         j["dimensions"][2].erase("key");
+         j["dimensions"][2]["keys"] = {"fleet.pools[0].replicas", "fleet.pools[1].replicas"};
+       },
+       {"dimensions[2].ratios", "needs ratios"}},
+      {"bisect_same_key_twice",
+       [](json& j) {
+         j["dimensions"][2].erase("key");
+         j["dimensions"][2]["keys"] = {"fleet.pools[0].replicas", "fleet.pools[0].replicas"};
+         j["dimensions"][2]["ratios"] = {{1, 2}};
+       },
+       {"dimensions[2].keys", "twice"}},
+      {"ratio_of_the_wrong_length",
+       [](json& j) { j["dimensions"][2]["ratios"] = {{1, 2}}; },
+       {"dimensions[2].ratios[0]", "1 integers"}},
+      {"ratio_share_zero", [](json& j) { j["dimensions"][2]["ratios"] = {{1}, {0}}; }, {"dimensions[2].ratios[1]"}},
+      {"ratio_share_fraction", [](json& j) { j["dimensions"][2]["ratios"] = {{1.5}}; }, {"dimensions[2].ratios[0]"}},
+      {"ratio_repeated", [](json& j) { j["dimensions"][2]["ratios"] = {{2}, {2}}; }, {"dimensions[2].ratios[1]", "repeats"}},
+      {"ratio_times_max_beyond_bound",
+       [](json& j) { j["dimensions"][2]["ratios"] = {{100000}}; },
+       {"dimensions[2].ratios[0]", "exceeds"}},
+      {"ratios_on_an_exhaustive_dimension",
+       [](json& j) { j["dimensions"][0]["ratios"] = {{1}}; },
+       {"dimensions[0].search", "ratios"}},
       {"key_and_keys", [](json& j) { j["dimensions"][0]["keys"] = {"fleet.router"}; }, {"dimensions[0]"}},
       {"seed_dimension", [](json& j) { j["dimensions"][0] = {{"key", "seed"}, {"values", {1, 2}}}; }, {"dimensions[0].key", "seed"}},
       {"unknown_search", [](json& j) { j["dimensions"][2]["search"] = "grid"; }, {"dimensions[2].search", "grid"}},

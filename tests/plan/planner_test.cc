@@ -168,6 +168,77 @@ TEST_F(PlannerTest, BisectionFindsTheFewestReplicas) {
   EXPECT_GE(above_min, 1);
 }
 
+// A prefill:decode ratio searched with the fleet's scale: each ratio a
+// family, config m running m a prefill and m b decode replicas, priced and
+// launched as such.
+TEST_F(PlannerTest, PrefillDecodeRatiosAreFamiliesAndBisectTheirScale) {
+  json plan = BasePlan();
+  plan["scenario"]["fleet"]["pools"] = json::parse(R"([
+    { "name": "prefill", "gpu": "H100-SXM", "replicas": 1, "tp": 1, "role": "prefill" },
+    { "name": "decode", "gpu": "H100-SXM", "replicas": 1, "tp": 1, "role": "decode" }])");
+  // Six times the base load: one pair is not enough.
+  plan["scenario"]["traffic"]["generator"]["rate_per_s"] = 360;
+  plan["scenario"]["traffic"]["max_requests"] = 1800;
+  plan["dimensions"] = json::parse(R"([
+    { "keys": ["fleet.pools[0].replicas", "fleet.pools[1].replicas"], "search": "bisect", "min": 1, "max": 8,
+      "ratios": [[1, 1], [1, 2]] }])");
+  plan["replications"] = 1;
+  auto planner = MustRun(plan);
+  ASSERT_TRUE(planner);
+  const PlanResult& r = planner->result();
+  ASSERT_EQ(r.families.size(), 2u);
+  EXPECT_EQ(r.families[0].label, "ratio(pools[0]:pools[1])=1:1");
+  EXPECT_EQ(r.families[1].label, "ratio(pools[0]:pools[1])=1:2");
+  for (const PlanConfig& c : r.configs) {
+    SCOPED_TRACE(c.id);
+    ASSERT_TRUE(c.run);
+    const std::vector<int64_t>& ratio = r.families[c.family].ratio;
+    ASSERT_EQ(c.run->pools().size(), 2u);
+    EXPECT_EQ(c.run->pools()[0].spec->replicas, c.replicas * ratio[0]);
+    EXPECT_EQ(c.run->pools()[1].spec->replicas, c.replicas * ratio[1]);
+    EXPECT_EQ(c.gpus, c.replicas * (ratio[0] + ratio[1]));
+    EXPECT_EQ(c.launch.replicas, c.replicas * (ratio[0] + ratio[1]));
+    EXPECT_NE(c.launch.command.find("NixlConnector"), std::string::npos) << c.launch.command;
+  }
+  int above_min = 0;
+  for (const PlanFamily& f : r.families) {
+    SCOPED_TRACE(f.label);
+    ASSERT_EQ(f.status, PlanFamily::Status::kMeets) << f.reason;
+    ASSERT_TRUE(f.min_replicas.has_value());
+    if (*f.min_replicas > 1) {
+      ++above_min;
+      const PlanPoint* below = FindPoint(r, f.id, *f.min_replicas - 1, 1.0);
+      ASSERT_NE(below, nullptr);
+      EXPECT_FALSE(below->meets_all);
+    }
+  }
+  EXPECT_GE(above_min, 1) << "the load must need more than one unit, or the bisection is not tested";
+}
+
+// GPUs of an expert-parallel replica with data-parallel attention are tp x
+// dp, and the launch command says how vLLM runs it.
+TEST_F(PlannerTest, ExpertParallelConfigurationsCountEveryGpu) {
+  json plan = BasePlan();
+  plan["scenario"]["model"] = "Mixtral-8x7B";
+  plan["scenario"]["fleet"]["pools"][0]["ep"] = 2;
+  plan["scenario"]["fleet"]["pools"][0]["dp_attention"] = true;
+  plan["dimensions"] = json::parse(R"([
+    { "key": "fleet.placement", "values": ["topology_aware", "spread"] },
+    { "key": "fleet.pools[0].replicas", "search": "bisect", "min": 1, "max": 2 }])");
+  plan["replications"] = 1;
+  auto planner = MustRun(plan);
+  ASSERT_TRUE(planner);
+  const PlanResult& r = planner->result();
+  ASSERT_EQ(r.families.size(), 2u);
+  ASSERT_FALSE(r.configs.empty());
+  for (const PlanConfig& c : r.configs) {
+    SCOPED_TRACE(c.id);
+    EXPECT_EQ(c.gpus, 2 * c.replicas);
+    EXPECT_NE(c.launch.command.find("--enable-expert-parallel --data-parallel-size 2"), std::string::npos)
+        << c.launch.command;
+  }
+}
+
 TEST_F(PlannerTest, FixedRangeAgreesWithBisection) {
   auto planner = MustRun(BasePlan());
   ASSERT_TRUE(planner);
