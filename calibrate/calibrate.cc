@@ -99,6 +99,7 @@ class Calibration {
   Status Fit();
   void DecideAttention();
   Status MeasureLinksAndRing();
+  void AddRankLinksAndTopology();
   void BuildReport(CalibrationResult* out);
 
   const CalibrateOptions& options_;
@@ -424,6 +425,23 @@ void Calibration::DecideAttention() {
   }
 }
 
+// A measured link as the profile keeps it: its fit and its medians, sizes
+// increasing (a repeated size keeps its first median).
+ProfileLink ToProfileLink(const LinkMeasurement& l) {
+  ProfileLink p;
+  p.src = l.src;
+  p.dst = l.dst;
+  p.kind = l.kind;
+  p.alpha_ns = l.fit.alpha_ns;
+  p.gbps = l.fit.gbps;
+  for (const LinkPoint& pt : l.points) {
+    if (!p.points.x.empty() && pt.bytes <= p.points.x.back()) continue;
+    p.points.x.push_back(pt.bytes);
+    p.points.ns.push_back(pt.timing.median_ns);
+  }
+  return p;
+}
+
 Status Calibration::MeasureLinksAndRing() {
   std::vector<std::unique_ptr<kernels::Backend>> owned;
   std::vector<kernels::Backend*> devices;
@@ -460,17 +478,7 @@ Status Calibration::MeasureLinksAndRing() {
   FLEETSIM_RETURN_IF_ERROR(MeasureLinks(
       devices, lo, [&](const std::string& what) { if (progress_) progress_(done_, total_, what); }, &links));
   for (const LinkMeasurement& l : links) {
-    ProfileLink p;
-    p.src = l.src;
-    p.dst = l.dst;
-    p.kind = l.kind;
-    p.alpha_ns = l.fit.alpha_ns;
-    p.gbps = l.fit.gbps;
-    for (const LinkPoint& pt : l.points) {
-      if (!p.points.x.empty() && pt.bytes <= p.points.x.back()) continue;
-      p.points.x.push_back(pt.bytes);
-      p.points.ns.push_back(pt.timing.median_ns);
-    }
+    ProfileLink p = ToProfileLink(l);
     const std::string first = options_.backend == "cpu" ? "device0" : "device" + std::to_string(options_.cuda_device);
     if (l.kind == "h2d" && l.dst == first) profile_.device_info->h2d_gbps = l.fit.gbps;
     if (l.kind == "d2h" && l.src == first) profile_.device_info->d2h_gbps = l.fit.gbps;
@@ -495,6 +503,55 @@ Status Calibration::MeasureLinksAndRing() {
     profile_.collective_checks.push_back(check);
   }
   return Status::Ok();
+}
+
+// The links between ranks (measured under mpirun), and the topology
+// section: which of a fleet's link classes this profile measured, and which
+// a simulation of it takes from the datasheet.
+void Calibration::AddRankLinksAndTopology() {
+  ProfileTopology topo;
+  bool host = false, peer = false;
+  for (const ProfileLink& l : profile_.links) {
+    host = host || l.kind == "h2d" || l.kind == "d2h";
+    peer = peer || l.kind == "peer";
+  }
+  (host ? topo.measured : topo.datasheet)
+      .push_back(host ? "host <-> device (h2d, d2h): copies timed" : "host <-> device (PCIe): the catalogue's host link");
+  (peer ? topo.measured : topo.datasheet)
+      .push_back(peer ? "device <-> device within a node (peer): copies timed"
+                      : "device <-> device within a node: the catalogue's scale-up fabric (one device measured)");
+  if (options_.rank_links) {
+    const RankLinks& r = *options_.rank_links;
+    topo.ranks = r.ranks;
+    bool direct = false;
+    for (const LinkMeasurement& l : r.links) {
+      direct = direct || l.kind == "rank_direct";
+      profile_.links.push_back(ToProfileLink(l));
+    }
+    profile_.collective_checks.push_back(
+        {"ring_all_reduce_ranks", r.ring.ranks, r.ring.bytes, r.ring.measured_ns, r.ring.predicted_ns,
+         r.ring.predicted_ns + r.ring_local_ns});
+    topo.measured.push_back("between nodes, host-staged (rank_staged): MPI ping-pong over " +
+                            std::to_string(r.ranks) + " ranks (" + r.transport + ")");
+    if (direct) {
+      topo.measured.push_back("between nodes, device to device (rank_direct): MPI on device memory" +
+                              std::string(options_.backend == "cpu" ? " (the CPU backend's device memory is host memory)"
+                                                                    : " (CUDA-aware MPI)"));
+    } else {
+      topo.datasheet.push_back(
+          "between nodes, device to device (GPUDirect RDMA): the MPI is not CUDA-aware; the catalogue's NIC figures");
+    }
+    profile_.notes.push_back("links between ranks: half a ping-pong's round trip per size (both directions' mean), "
+                             "one rank per node; collective_checks ring_all_reduce_ranks: a ring all-reduce across "
+                             "the ranks over " + r.ring_path + " against the alpha-beta prediction of its slowest link");
+  } else {
+    topo.datasheet.push_back(
+        "between nodes (NIC, network): the catalogue's network_gbps_per_direction and fleet.network.latency_us "
+        "(run fleetsim calibrate under mpirun, one rank per node, to measure them)");
+  }
+  topo.datasheet.push_back("the simulator's topology prices links from the catalogue and fleet.network; these "
+                           "measurements are for comparison and are not read back by `fleetsim run` yet");
+  profile_.topology = std::move(topo);
 }
 
 void Calibration::BuildReport(CalibrationResult* out) {
@@ -615,6 +672,8 @@ Status Calibration::Run(CalibrationResult* out) {
       profile_.device_info->h2d_gbps = profile_.device_info->d2h_gbps = 0;
     }
   }
+
+  AddRankLinksAndTopology();
 
   // Notes: what a reader of the profile must know.
   std::vector<std::string>& notes = profile_.notes;

@@ -13,12 +13,14 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "calibrate/grid.h"
 #include "calibrate/measure.h"
+#include "calibrate/rank_links.h"
 #include "calibrate/report.h"
 #include "model/catalog.h"
 #include "model/profile.h"
@@ -48,6 +50,10 @@ struct CalibrateOptions {
   // as ranks); CUDA uses the visible GPUs. >= 2.
   int cpu_ranks = 2;
   std::string date;         // written into the profile; empty: today (UTC)
+  // Links between nodes, measured before by MeasureRankLinks (fleetsim
+  // calibrate under mpirun): written into the profile's links,
+  // collective_checks and topology.
+  std::optional<RankLinks> rank_links;
 };
 
 struct CalibrationResult {

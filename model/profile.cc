@@ -65,7 +65,8 @@ bool Profile::operator==(const Profile& o) const {
          all_reduce_intra_node == o.all_reduce_intra_node && send_recv_intra_node == o.send_recv_intra_node &&
          send_recv_inter_node == o.send_recv_inter_node && notes == o.notes && device_info == o.device_info &&
          calibration == o.calibration && measurements == o.measurements && fits == o.fits &&
-         attention == o.attention && links == o.links && collective_checks == o.collective_checks;
+         attention == o.attention && links == o.links && collective_checks == o.collective_checks &&
+         topology == o.topology;
 }
 
 namespace {
@@ -327,8 +328,9 @@ Status ParseLink(const json& j, const std::string& path, ProfileLink* l) {
   FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "src", true, &l->src));
   FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "dst", true, &l->dst));
   FLEETSIM_RETURN_IF_ERROR(GetString(j, path, "kind", true, &l->kind));
-  if (l->kind != "h2d" && l->kind != "d2h" && l->kind != "peer")
-    return Bad(Join(path, "kind"), "expected \"h2d\", \"d2h\" or \"peer\"");
+  if (l->kind != "h2d" && l->kind != "d2h" && l->kind != "peer" && l->kind != "rank_staged" &&
+      l->kind != "rank_direct")
+    return Bad(Join(path, "kind"), "expected \"h2d\", \"d2h\", \"peer\", \"rank_staged\" or \"rank_direct\"");
   FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "alpha_ns", true, &l->alpha_ns, 0));
   // 1 MB/s: anything slower is not a link a GPU fleet runs on, and keeps
   // every time derived from it finite.
@@ -346,6 +348,24 @@ Status ParseCheck(const json& j, const std::string& path, CollectiveCheck* c) {
   FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "measured_ns", true, &c->measured_ns, 0));
   FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "predicted_ns", true, &c->predicted_ns, 0));
   FLEETSIM_RETURN_IF_ERROR(GetNumber(j, path, "predicted_with_reduce_ns", false, &c->predicted_with_reduce_ns, 0));
+  return Status::Ok();
+}
+
+Status ParseTopology(const json& j, const std::string& path, ProfileTopology* t) {
+  if (!j.is_object()) return Bad(path, "expected an object");
+  FLEETSIM_RETURN_IF_ERROR(CheckKeys(j, path, {"ranks", "measured", "datasheet"}));
+  FLEETSIM_RETURN_IF_ERROR(GetInt(j, path, "ranks", true, &t->ranks));
+  if (t->ranks < 1) return Bad(Join(path, "ranks"), "expected at least 1");
+  for (const char* key : {"measured", "datasheet"}) {
+    std::vector<std::string>& out = std::string(key) == "measured" ? t->measured : t->datasheet;
+    if (!j.contains(key)) continue;
+    const json& a = j.at(key);
+    if (!a.is_array()) return Bad(Join(path, key), "expected an array of strings");
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_string()) return Bad(Join(path, key) + "[" + std::to_string(i) + "]", "expected a string");
+      out.push_back(a[i].get<std::string>());
+    }
+  }
   return Status::Ok();
 }
 
@@ -393,6 +413,10 @@ Status ParseCalibrated(const json& top, Profile* p) {
   }
   FLEETSIM_RETURN_IF_ERROR(ParseArray(top, "links", ParseLink, &p->links));
   FLEETSIM_RETURN_IF_ERROR(ParseArray(top, "collective_checks", ParseCheck, &p->collective_checks));
+  if (top.contains("topology")) {
+    p->topology.emplace();
+    FLEETSIM_RETURN_IF_ERROR(ParseTopology(top.at("topology"), "topology", &*p->topology));
+  }
   return Status::Ok();
 }
 
@@ -400,7 +424,7 @@ Status Parse(const json& top, Profile* p) {
   FLEETSIM_RETURN_IF_ERROR(CheckKeys(top, "",
                                      {"format", "device", "source", "date", "model", "ops", "collectives", "notes",
                                       "device_info", "calibration", "measurements", "fits", "attention", "links",
-                                      "collective_checks"}));
+                                      "collective_checks", "topology"}));
   std::string format;
   FLEETSIM_RETURN_IF_ERROR(GetString(top, "", "format", true, &format));
   if (format != kFormat) return Bad("format", "expected \"" + std::string(kFormat) + "\", got \"" + format + "\"");
@@ -605,6 +629,11 @@ void AddCalibrated(const Profile& p, json* top) {
                         {"predicted_ns", c.predicted_ns},
                         {"predicted_with_reduce_ns", c.predicted_with_reduce_ns}});
     }
+  }
+  if (p.topology) {
+    t["topology"] = {{"ranks", p.topology->ranks},
+                     {"measured", p.topology->measured},
+                     {"datasheet", p.topology->datasheet}};
   }
 }
 

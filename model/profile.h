@@ -37,7 +37,11 @@
 //   "links":        measured copies per link and direction, with their
 //                   alpha-beta fit; "collective_checks": ring all-reduces
 //                   built from those copies, measured against the alpha-beta
-//                   prediction.
+//                   prediction. Under mpirun (one rank per node) also the
+//                   links between ranks, host-staged and device to device;
+//   "topology":     how many ranks (nodes) were measured, and which of the
+//                   topology's links were measured and which are datasheet
+//                   figures.
 #pragma once
 
 #include <map>
@@ -134,8 +138,11 @@ struct AttentionDecision {
 
 // One measured link, one direction.
 struct ProfileLink {
-  std::string src, dst;  // "host", "device0", ...
-  std::string kind;      // "h2d", "d2h", "peer"
+  std::string src, dst;  // "host", "device0", ...; between ranks "rank0", "rank1", ...
+  // "h2d", "d2h", "peer"; between ranks (calibrate/rank_links.h)
+  // "rank_staged" (device -> host -> MPI -> host -> device) and
+  // "rank_direct" (MPI on device memory: CUDA-aware MPI, or the CPU backend)
+  std::string kind;
   double alpha_ns = 0;   // fitted latency
   double gbps = 0;       // fitted bandwidth, bytes per ns
   ProfileCurve points;   // x = bytes, median ns
@@ -154,6 +161,17 @@ struct CollectiveCheck {
   // miss it; on a CPU it dominates.
   double predicted_with_reduce_ns = 0;
   bool operator==(const CollectiveCheck& o) const;
+};
+
+// What a calibration measured of the topology, and what it left to the
+// datasheet (each a sentence naming the link class).
+struct ProfileTopology {
+  int ranks = 1;                      // MPI ranks (one per node) that took part
+  std::vector<std::string> measured;
+  std::vector<std::string> datasheet;
+  bool operator==(const ProfileTopology& o) const {
+    return ranks == o.ranks && measured == o.measured && datasheet == o.datasheet;
+  }
 };
 
 struct Profile {
@@ -179,6 +197,7 @@ struct Profile {
   std::map<std::string, AttentionDecision> attention;    // "attention_prefill", "attention_decode"
   std::vector<ProfileLink> links;
   std::vector<CollectiveCheck> collective_checks;
+  std::optional<ProfileTopology> topology;
 
   // The pace-setting peer link over all measured device pairs: the lowest
   // bandwidth and the highest latency (a ring moves at its slowest link's

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "calibrate/calibrate.h"
+#include "calibrate/mpi_transport.h"
 #include "calibrate/vidur_import.h"
 #include "model/catalog.h"
 #include "model/profile.h"
@@ -912,9 +913,58 @@ int CmdCalibrate(calibrate::CalibrateOptions options, const std::vector<int>& tp
   if (!s.ok()) return Fail(s);
   // Minutes of measuring must not end in "cannot write": check both outputs
   // before the first kernel runs.
-  s = CheckOutputFile("--out", out);
-  if (s.ok()) s = CheckWritableFolder(report_dir).WithPrefix("report folder: ");
-  if (!s.ok()) return Fail(s);
+  // Under mpirun (one rank per node): every rank measures the links between
+  // the ranks first; rank 0 then calibrates its node and writes the profile
+  // with them, the others end. A rank that fails ends them all.
+  std::unique_ptr<calibrate::RankTransport> ranks;
+  if (LaunchedByMpi()) {
+    std::string error;
+    ranks = calibrate::MakeMpiTransport(&error);
+    if (!ranks) return Fail(Status::Invalid("fleetsim calibrate under mpirun: " + error));
+    if (ranks->size() < 2) {
+      calibrate::FinishMpiTransport();
+      ranks.reset();
+    }
+  }
+  const bool root = !ranks || ranks->rank() == 0;
+  if (root) {
+    s = CheckOutputFile("--out", out);
+    if (s.ok()) s = CheckWritableFolder(report_dir).WithPrefix("report folder: ");
+    if (!s.ok()) {
+      if (ranks) {
+        std::fprintf(stderr, "fleetsim: %s\n", s.message().c_str());
+        calibrate::AbortMpiTransport(2);
+      }
+      return Fail(s);
+    }
+  }
+  if (ranks) {
+    kernels::BackendOptions bo;
+    bo.cuda_device = options.cuda_device;
+    std::unique_ptr<kernels::Backend> device;
+    calibrate::RankLinks links;
+    s = kernels::MakeBackend(options.backend, bo, &device);
+    if (s.ok()) s = calibrate::MeasureRankLinks(*device, *ranks, calibrate::RankLinkOptions{}, &links);
+    if (!s.ok()) {
+      std::fprintf(stderr, "fleetsim: calibration failed on rank %d: %s\n", ranks->rank(), s.message().c_str());
+      calibrate::AbortMpiTransport(1);
+    }
+    if (!root) {
+      calibrate::FinishMpiTransport();
+      return 0;
+    }
+    if (!quiet)
+      std::printf("links between %d ranks (%s): ring all-reduce of %.0f MiB measured %.3f ms, predicted %.3f ms\n",
+                  links.ranks, links.transport.c_str(), links.ring.bytes / 1048576.0, links.ring.measured_ns * 1e-6,
+                  links.ring.predicted_ns * 1e-6);
+    options.rank_links = std::move(links);
+  }
+  struct FinishMpi {
+    bool on;
+    ~FinishMpi() {
+      if (on) calibrate::FinishMpiTransport();
+    }
+  } finish_mpi{ranks != nullptr};
   ProgressBar bar(!quiet && isatty(STDERR_FILENO));
   calibrate::CalibrationResult result;
   s = calibrate::Calibrate(options, catalog,

@@ -93,7 +93,7 @@ std::string Load(const std::string& text) {
 TEST(Profile, RejectsUnknownKeysNamingThePath) {
   EXPECT_EQ(Load(R"({"format": "fleetsim-profile-1", "device": "H100-SXM", "bogus": 1})"),
             "p.json: bogus: unknown key (valid: format, device, source, date, model, ops, collectives, notes, "
-            "device_info, calibration, measurements, fits, attention, links, collective_checks)");
+            "device_info, calibration, measurements, fits, attention, links, collective_checks, topology)");
   const std::string m =
       Load(R"({"format": "fleetsim-profile-1", "device": "d", "model": "m", "ops": {"gemm": {"tp": {"1": [[1, 2]]}, "x": 1}}})");
   EXPECT_EQ(m.rfind("p.json: ops.gemm.x: unknown key", 0), 0u) << m;
@@ -180,6 +180,9 @@ Profile Calibrated() {
   l.points = Curve({4096, 1048576}, {8500, 11000});
   p.links.push_back(l);
   p.collective_checks.push_back({"ring_all_reduce", 2, 67108864, 400000, 380000});
+  p.links.push_back({"rank0", "rank1", "rank_staged", 12000, 3.5, {{4096, 65536}, {13000, 31000}}});
+  p.collective_checks.push_back({"ring_all_reduce_ranks", 2, 16777216, 15000000, 4000000, 7000000});
+  p.topology = ProfileTopology{2, {"between nodes, host-staged"}, {"between nodes, device to device"}};
   return p;
 }
 
@@ -228,7 +231,10 @@ TEST(Profile, CalibratedSectionsAreCheckedWithTheirPaths) {
   EXPECT_EQ(load(R"("attention": {"attention_mlp": {"achieved_fraction": 1, "threshold": 0.5, "use_measured": true}})"),
             "p.json: attention.attention_mlp: unknown attention kind (valid: attention_prefill, attention_decode)");
   EXPECT_EQ(load(R"("links": [{"src": "a", "dst": "b", "kind": "nvlink", "alpha_ns": 1, "gbps": 1}])"),
-            "p.json: links[0].kind: expected \"h2d\", \"d2h\" or \"peer\"");
+            "p.json: links[0].kind: expected \"h2d\", \"d2h\", \"peer\", \"rank_staged\" or \"rank_direct\"");
+  EXPECT_EQ(load(R"("topology": {"ranks": 0})"), "p.json: topology.ranks: expected at least 1");
+  EXPECT_EQ(load(R"("topology": {"ranks": 2, "measured": [3]})"), "p.json: topology.measured[0]: expected a string");
+  EXPECT_EQ(load(R"("topology": {"ranks": 2, "nodes": 2})").rfind("p.json: topology.nodes: unknown key", 0), 0u);
   EXPECT_EQ(load(R"("device_info": {"backend": "cpu", "name": "x", "memory_bytes": -1})"),
             "p.json: device_info.memory_bytes: expected a non-negative integer");
 }
