@@ -695,7 +695,9 @@ Status Calibration::Run(CalibrationResult* out) {
                                           Fmt("%.2f", a.published_efficiency) + " is used instead"));
   }
   for (const CollectiveCheck& rc : profile_.collective_checks) {
-    notes.push_back("ring all-reduce from peer copies over " + std::to_string(rc.ranks) + " ranks, " +
+    notes.push_back(std::string(rc.collective == "ring_all_reduce_ranks" ? "ring all-reduce across MPI ranks"
+                                                                         : "ring all-reduce from peer copies") +
+                    " over " + std::to_string(rc.ranks) + " ranks, " +
                     Fmt("%.0f", rc.bytes / 1048576.0) + " MiB per rank: measured " +
                     Fmt("%.1f us", rc.measured_ns / 1e3) + ", alpha-beta prediction " +
                     Fmt("%.1f us", rc.predicted_ns / 1e3) + " (ratio " +

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/cluster/router.h"
+#include "sim/cluster/speculation.h"
 
 namespace fleetsim {
 
@@ -320,6 +321,8 @@ void Cluster::HandOff(int from, const Request& req, const RequestRecord& rec) {
 }
 
 void Cluster::RouteAvoiding(Request&& req, int avoid) {
+  // A retried speculative request starts again from its real output.
+  Unspeculate(&req);
   const std::string& model = req.model.empty() ? default_model_ : req.model;
   if (req.model_id < 0) req.model_id = ModelId(model);
   if (disagg_ && decode_models_.count(model)) {

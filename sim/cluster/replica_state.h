@@ -175,13 +175,14 @@ class ReplicaState {
   void SpanLanded() { G().in_flight = false; }
   int64_t num_decoding_in(int g) const { return groups_[g].n; }
   // The group's decoders, for listing a batch's sequences: fn(id, kv_tokens)
-  // with the KV each holds before the step. O(slots); only for executors
-  // that ask.
+  // with the KV each holds before the step, as its blocks count it (a
+  // speculating decoder's accepted tokens beyond one a step are in the
+  // batch shape's KV read only: speculation.h). O(slots); only for
+  // executors that ask.
   template <typename Fn>
   void ForEachDecoder(int g, Fn&& fn) const {
     for (SeqId id = 0; id < seqs_.size(); ++id)
-      if (seqs_[id].phase == SeqPhase::kDecode && seqs_[id].group == g)
-        fn(id, KvLen(seqs_[id]) + ((SpecExtraQ(seqs_[id].req) * (groups_[g].step - seqs_[id].d0)) >> kSpecExtraShift));
+      if (seqs_[id].phase == SeqPhase::kDecode && seqs_[id].group == g) fn(id, KvLen(seqs_[id]));
   }
 
   // ---- Views for schedulers ----------------------------------------------

@@ -336,7 +336,10 @@ struct Planner::Impl {
       char util[16];
       std::snprintf(util, sizeof util, "%.2f", s.gpu_memory_utilization);
       if (sglang) {
-        c = "python3 -m sglang.launch_server --model-path " + model + " --tp-size " + std::to_string(p.shard.tp);
+        // SGLang's tp-size is the replica's GPUs per stage; with data-parallel
+        // attention each of its dp-size ranks gets tp-size / dp-size of them.
+        c = "python3 -m sglang.launch_server --model-path " + model + " --tp-size " +
+            std::to_string(p.shard.tp * p.shard.dp);
         if (p.shard.pp > 1) c += " --pp-size " + std::to_string(p.shard.pp);
         if (p.shard.ep > 1) c += " --ep-size " + std::to_string(p.shard.ep);
         if (p.shard.dp > 1) c += " --enable-dp-attention --dp-size " + std::to_string(p.shard.dp);
@@ -344,10 +347,13 @@ struct Planner::Impl {
           c += std::string(" --disaggregation-mode ") + (s.role == PoolSpec::Role::kPrefill ? "prefill" : "decode");
         if (s.speculative) {
           const SpeculativeSpec& sp = *s.speculative;
-          c += sp.method == "eagle" ? " --speculative-algorithm EAGLE"
+          // One chain of k guesses, as the simulation prices it.
+          c += sp.method == "eagle" ? " --speculative-algorithm EAGLE --speculative-draft-model-path '<EAGLE head for " +
+                                          model + ">'"
                                     : " --speculative-algorithm STANDALONE --speculative-draft-model-path " +
                                           (p.draft && !p.draft->hf_repo.empty() ? p.draft->hf_repo : sp.draft_model);
-          c += " --speculative-num-steps " + std::to_string(sp.k);
+          c += " --speculative-num-steps " + std::to_string(sp.k) + " --speculative-eagle-topk 1" +
+               " --speculative-num-draft-tokens " + std::to_string(sp.k + 1);
         }
         c += " --chunked-prefill-size " + std::to_string(p.limits.max_num_batched_tokens) +
              " --max-running-requests " + std::to_string(p.limits.max_num_seqs) + " --mem-fraction-static " + util;
@@ -376,8 +382,11 @@ struct Planner::Impl {
             cfg["model"] = p.draft && !p.draft->hf_repo.empty() ? p.draft->hf_repo : sp.draft_model;
           c += " --speculative-config '" + cfg.dump() + "'";
         }
-        c += " --max-num-batched-tokens " + std::to_string(p.limits.max_num_batched_tokens) + " --max-num-seqs " +
-             std::to_string(p.limits.max_num_seqs) + " --gpu-memory-utilization " + util;
+        // vLLM applies these to each data-parallel engine; the simulated
+        // scheduler holds dp times them (ResolvePool).
+        c += " --max-num-batched-tokens " + std::to_string(p.limits.max_num_batched_tokens / p.shard.dp) +
+             " --max-num-seqs " + std::to_string(p.limits.max_num_seqs / p.shard.dp) + " --gpu-memory-utilization " +
+             util;
         if (s.max_model_len) c += " --max-model-len " + std::to_string(p.max_model_len);
         if (s.kv_cache_dtype != "auto") c += " --kv-cache-dtype " + s.kv_cache_dtype;
         if (s.block_size != 16) c += " --block-size " + std::to_string(s.block_size);

@@ -377,6 +377,9 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
     if (p.role != PoolSpec::Role::kBoth)
       return Status::Invalid(sp->path + ": speculative decoding on a disaggregated (prefill or decode) pool is not "
                              "modelled yet");
+    if (plan->shard.dp > 1)
+      return Status::Invalid(sp->path + ": speculative decoding with data-parallel attention is not modelled yet "
+                             "(the proposer would be priced on the whole replica's batch)");
     if (sp->method == "draft_model") {
       plan->draft = catalog.FindModel(sp->draft_model);
       if (!plan->draft)

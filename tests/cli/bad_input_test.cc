@@ -316,6 +316,16 @@ std::vector<BadCase> BadCases() {
                               {"method", "eagle"}, {"num_speculative_tokens", 3}, {"acceptance", 0.7}};
                         }),
                    {"fleet.pools[0].speculative: ", "pipeline parallelism", "pp 2"}));
+  v.push_back(Case("SpeculativeWithDataParallelAttention",
+                   With(g,
+                        [](json& j) {
+                          j["model"] = "Mixtral-8x7B";
+                          j["fleet"]["pools"][0]["ep"] = 2;
+                          j["fleet"]["pools"][0]["dp_attention"] = true;
+                          j["fleet"]["pools"][0]["speculative"] = {
+                              {"method", "eagle"}, {"num_speculative_tokens", 3}, {"acceptance", 0.7}};
+                        }),
+                   {"fleet.pools[0].speculative: ", "data-parallel attention"}));
   v.push_back(Case("ExpertParallelOnADenseModel",
                    With(g,
                         [](json& j) {
