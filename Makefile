@@ -5,9 +5,9 @@
 #   make test    install what is missing (also the tests' own packages:
 #                TEST_PACKAGES, see deps-test), build, run every test, then the
 #                sanitizer build (at -O1, so its suite stays quick) and its
-#                tests, then each fuzz target for 15 s (both with line tables
-#                only, -g1: enough for the sanitizers' and fuzzers' stack
-#                traces, and half the compile time of full debug info)
+#                tests (line tables only, -g1: enough for the sanitizers'
+#                stack traces, half the compile time of full debug info),
+#                then each fuzz target for 15 s
 #   make bench   Google Benchmarks + the 1M-request scenario (wall, RSS, rates),
 #                the planner on 1,000 configurations (R = 1 and R = 5),
 #                calibration figures, the Vidur transfer errors and the engine
@@ -92,8 +92,7 @@ test-asan: deps
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 build-fuzz: deps
-	CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DFLEETSIM_FUZZ=ON -DFLEETSIM_MPI=OFF \
+	CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEETSIM_FUZZ=ON -DFLEETSIM_MPI=OFF \
 	  -DFLEETSIM_CUDA=OFF -DFLEETSIM_TESTS=OFF -DFLEETSIM_BENCH=OFF
 	cmake --build build-fuzz -j $(JOBS) --target $(FUZZERS)
 
