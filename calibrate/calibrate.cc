@@ -406,7 +406,7 @@ void Calibration::DecideAttention() {
     a.achieved_fraction = fractions[fractions.size() / 2];
     a.threshold = prefill ? kPrefillThreshold : kDecodeThreshold;
     a.ceiling = ceiling + (prefill ? " (prefill judged against FLOP/s)" : " (decode judged against bandwidth)");
-    a.use_measured = a.achieved_fraction >= a.threshold;
+    a.use_measured = options_.attention_as_measured || a.achieved_fraction >= a.threshold;
     if (!a.use_measured) {
       // The roofline's defaults (model/roofline.h) and where they come from.
       if (prefill) {
@@ -690,7 +690,10 @@ Status Calibration::Run(CalibrationResult* out) {
   for (const auto& [kind, a] : profile_.attention) {
     notes.push_back(kind + ": the measured kernel reached " + Fmt("%.1f%%", 100 * a.achieved_fraction) +
                     " of its roofline (" + a.ceiling + "); threshold " + Fmt("%.0f%%", 100 * a.threshold) + ": " +
-                    (a.use_measured ? "the measured times are used"
+                    (a.use_measured ? (a.achieved_fraction < a.threshold
+                                           ? "the measured times are used all the same (--measured-attention: the "
+                                             "profile is for fleetsim live, which runs these kernels)"
+                                           : "the measured times are used")
                                     : "the roofline with a published efficiency of " +
                                           Fmt("%.2f", a.published_efficiency) + " is used instead"));
   }

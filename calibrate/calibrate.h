@@ -46,6 +46,12 @@ struct CalibrateOptions {
   // profile's device_info.
   std::string device;
   bool links = true;        // measure links and run the ring all-reduce check
+  // Attention priced from the measured times whatever their share of the
+  // roofline: the profile is for fleetsim live, which runs these very
+  // kernels. Off, a kernel below its threshold (calibrate.cc) gives way to
+  // the roofline with a published efficiency, as an engine's own kernels
+  // (FlashAttention, FlashInfer) reach it.
+  bool attention_as_measured = false;
   // Ranks of the CPU backend's link measurement and ring check (threads
   // as ranks); CUDA uses the visible GPUs. >= 2.
   int cpu_ranks = 2;

@@ -129,6 +129,14 @@ void DeviceBuffer::Reset() {
   bytes_ = 0;
 }
 
+Status Backend::KvCacheWrite(const KvCacheWriteArgs&) {
+  return Status::Invalid("kv_cache_write: the \"" + std::string(name()) + "\" backend does not implement it");
+}
+
+Status Backend::Argmax(const ArgmaxArgs&) {
+  return Status::Invalid("argmax: the \"" + std::string(name()) + "\" backend does not implement it");
+}
+
 Status Backend::AllocateBuffer(size_t bytes, DeviceBuffer* out) {
   out->Reset();
   void* p = nullptr;

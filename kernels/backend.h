@@ -262,6 +262,43 @@ struct AttentionDecodeArgs {
 };
 Status ValidateAttentionDecodeArgs(const AttentionDecodeArgs& args);
 
+// Writes the K and V rows of a batch's new tokens into a paged cache (vLLM's
+// reshape_and_cache): token t's K row (num_kv_heads × head_dim elements)
+// goes to token slot slots[t] of k_cache, that is to element
+// slots[t]·num_kv_heads·head_dim, and its V row to the same slot of v_cache
+// (the layout of AttentionDecodeArgs: slot = block·block_size + offset). A
+// copy of the stored bits. A slot of -1 is skipped (a padding token).
+// REQUIRES: slots are -1 or in [0, num_slots) and no two tokens share one.
+// The caches must not overlap k or v.
+struct KvCacheWriteArgs {
+  int64_t num_tokens = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t num_slots = 0;  // num_blocks · block_size of each cache
+  DType dtype = DType::kFp32;
+  const void* k = nullptr;      // num_tokens × num_kv_heads × head_dim, row stride k_stride
+  const void* v = nullptr;      // same, row stride v_stride
+  int64_t k_stride = 0;         // >= num_kv_heads·head_dim
+  int64_t v_stride = 0;         // >= num_kv_heads·head_dim
+  void* k_cache = nullptr;      // num_slots × num_kv_heads × head_dim, contiguous
+  void* v_cache = nullptr;      // same shape
+  const int32_t* slots = nullptr;  // num_tokens slot ids
+};
+Status ValidateKvCacheWriteArgs(const KvCacheWriteArgs& args);
+
+// out[r] = the column of the largest of row r's `width` values, the first
+// such column on ties (greedy sampling of a token id from logits). NaNs
+// are never chosen; a row of NaNs gives 0. Compared in fp32.
+struct ArgmaxArgs {
+  int64_t rows = 0;
+  int64_t width = 0;     // > 0; at most INT32_MAX
+  DType dtype = DType::kFp32;
+  const void* x = nullptr;  // rows × width, row stride x_stride
+  int64_t x_stride = 0;     // >= width
+  int32_t* out = nullptr;   // rows ids, in device memory
+};
+Status ValidateArgmaxArgs(const ArgmaxArgs& args);
+
 // What a backend runs on, for logs and for calibration profiles (which must
 // record the device, its clocks and the tool versions they were measured
 // with). Fields a backend cannot know are left at their zero value.
@@ -364,6 +401,10 @@ class Backend {
   virtual Status Rope(const RopeArgs& args) = 0;
   virtual Status AttentionPrefill(const AttentionPrefillArgs& args) = 0;
   virtual Status AttentionDecode(const AttentionDecodeArgs& args) = 0;
+  // Ops live mode needs and calibration does not time. A backend without
+  // them answers with a Status naming itself and the op.
+  virtual Status KvCacheWrite(const KvCacheWriteArgs& args);
+  virtual Status Argmax(const ArgmaxArgs& args);
 
   // ---- Timing (the calibrator's primitives) ---------------------------
   // Runs `body` once (it enqueues ops on this backend) and sets *ns to the

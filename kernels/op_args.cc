@@ -214,4 +214,37 @@ Status ValidateAttentionDecodeArgs(const AttentionDecodeArgs& a) {
   return CheckPointer(op, "v_cache", a.v_cache);
 }
 
+Status ValidateKvCacheWriteArgs(const KvCacheWriteArgs& a) {
+  const char* op = "kv_cache_write";
+  FLEETSIM_RETURN_IF_ERROR(CheckNonNegative(op, "num_tokens", a.num_tokens));
+  FLEETSIM_RETURN_IF_ERROR(CheckPositive(op, "num_kv_heads", a.num_kv_heads));
+  FLEETSIM_RETURN_IF_ERROR(CheckPositive(op, "head_dim", a.head_dim));
+  FLEETSIM_RETURN_IF_ERROR(CheckPositive(op, "num_slots", a.num_slots));
+  if (a.num_slots > INT32_MAX)
+    return Status::Invalid("kv_cache_write: num_slots=" + Num(a.num_slots) + " exceeds what int32 slot ids can address");
+  FLEETSIM_RETURN_IF_ERROR(CheckDType(op, a.dtype));
+  const int64_t row = a.num_kv_heads * a.head_dim;
+  FLEETSIM_RETURN_IF_ERROR(CheckStride(op, "k_stride", a.k_stride, row, "num_kv_heads*head_dim"));
+  FLEETSIM_RETURN_IF_ERROR(CheckStride(op, "v_stride", a.v_stride, row, "num_kv_heads*head_dim"));
+  FLEETSIM_RETURN_IF_ERROR(CheckPointer(op, "k_cache", a.k_cache));
+  FLEETSIM_RETURN_IF_ERROR(CheckPointer(op, "v_cache", a.v_cache));
+  if (a.k_cache == a.v_cache) return Status::Invalid("kv_cache_write: k_cache equals v_cache");
+  if (a.num_tokens == 0) return Status::Ok();
+  FLEETSIM_RETURN_IF_ERROR(CheckPointer(op, "k", a.k));
+  FLEETSIM_RETURN_IF_ERROR(CheckPointer(op, "v", a.v));
+  return CheckPointer(op, "slots", a.slots);
+}
+
+Status ValidateArgmaxArgs(const ArgmaxArgs& a) {
+  const char* op = "argmax";
+  FLEETSIM_RETURN_IF_ERROR(CheckNonNegative(op, "rows", a.rows));
+  FLEETSIM_RETURN_IF_ERROR(CheckPositive(op, "width", a.width));
+  if (a.width > INT32_MAX) return Status::Invalid("argmax: width=" + Num(a.width) + " exceeds int32 ids");
+  FLEETSIM_RETURN_IF_ERROR(CheckDType(op, a.dtype));
+  FLEETSIM_RETURN_IF_ERROR(CheckStride(op, "x_stride", a.x_stride, a.width, "width"));
+  if (a.rows == 0) return Status::Ok();
+  FLEETSIM_RETURN_IF_ERROR(CheckPointer(op, "x", a.x));
+  return CheckPointer(op, "out", a.out);
+}
+
 }  // namespace fleetsim::kernels

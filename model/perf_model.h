@@ -32,6 +32,17 @@ struct IterationSplit {
   int64_t head_ns = 0;
 };
 
+// An iteration's time by the kind of work (ns), summing to IterationNs up
+// to rounding: what live mode sets beside the measured times of the same
+// kinds of kernels.
+struct IterationParts {
+  double gemm = 0;               // the layers' products and the lm_head
+  double attention_prefill = 0;  // prompt chunks' attention
+  double attention_decode = 0;
+  double elementwise = 0;        // norms, rotary, activation, residuals, embedding
+  double other = 0;              // all-reduce, the engine's CPU time, launches, swap
+};
+
 class PerfModel {
  public:
   virtual ~PerfModel() = default;
@@ -42,6 +53,12 @@ class PerfModel {
   // The split of an iteration for pipeline stages. The default puts it all
   // in the layers. REQUIRES: !shape.empty().
   virtual IterationSplit Split(const BatchShape& shape) const { return {0, IterationNs(shape), 0}; }
+  // The parts of IterationNs(shape). The default: all of it in other.
+  virtual IterationParts Parts(const BatchShape& shape) const {
+    IterationParts p;
+    p.other = static_cast<double>(IterationNs(shape));
+    return p;
+  }
   // (operator kind, source) pairs, e.g. ("gemm", "roofline").
   virtual std::vector<std::pair<std::string, std::string>> Sources() const = 0;
 };

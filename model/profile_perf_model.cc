@@ -190,34 +190,54 @@ IterationSplit ProfilePerfModel::Split(const BatchShape& shape) const {
   return SplitOf(b, total);
 }
 
-double ProfilePerfModel::TotalNs(const BatchShape& shape, RooflinePerfModel::Breakdown* out) const {
+double ProfilePerfModel::TotalNs(const BatchShape& shape, RooflinePerfModel::Breakdown* out,
+                                 IterationParts* parts) const {
   const RooflinePerfModel::Breakdown& b = *out = roofline_.Explain(shape);
   double total = b.total_ns();
   // A step the engine runs as a CUDA graph computes its GEMMs, elementwise
   // kernels and all-reduces on the captured size's rows (as the roofline's
   // breakdown does).
   const double tokens = static_cast<double>(b.graph_tokens > 0 ? b.graph_tokens : shape.tokens());
-  if (gemm_ != Source::kRoofline) total += layers_ * GemmLayerNs(tokens) - (b.gemm_ns - b.lm_head_ns);
-  if (elementwise_ != Source::kRoofline) total += ElementwiseNs(tokens) - (b.elementwise_ns - b.moe_elementwise_ns);
+  // Each measured kind replaces the roofline's figure: total and parts
+  // change by the same delta.
+  double d_gemm = 0, d_elementwise = 0, d_prefill = 0, d_decode = 0, d_all_reduce = 0;
+  if (gemm_ != Source::kRoofline) total += d_gemm = layers_ * GemmLayerNs(tokens) - (b.gemm_ns - b.lm_head_ns);
+  if (elementwise_ != Source::kRoofline)
+    total += d_elementwise = ElementwiseNs(tokens) - (b.elementwise_ns - b.moe_elementwise_ns);
   if (prefill_ != Source::kRoofline && shape.prefill_tokens > 0)
-    total += layers_ * prefill_fit_.Predict(static_cast<double>(shape.prefill_attn_pairs), prefill_scale_) -
-             b.attention_prefill_ns;
+    total += d_prefill = layers_ * prefill_fit_.Predict(static_cast<double>(shape.prefill_attn_pairs), prefill_scale_) -
+                         b.attention_prefill_ns;
   if (decode_ != Source::kRoofline && shape.decode_tokens > 0)
-    total += layers_ * decode_fit_.Predict(static_cast<double>(shape.decode_kv_tokens), decode_scale_,
-                                           static_cast<double>(shape.decode_seqs)) -
-             b.attention_decode_ns;
+    total += d_decode = layers_ * decode_fit_.Predict(static_cast<double>(shape.decode_kv_tokens), decode_scale_,
+                                                      static_cast<double>(shape.decode_seqs)) -
+                        b.attention_decode_ns;
   if (all_reduce_ != Source::kRoofline) {
     const double bytes = tokens * all_reduce_bytes_per_token_;
     // Two all-reduces per layer: after attention's O and the MLP's down.
     const double one = all_reduce_ == Source::kProfile ? all_reduce_curve_.At(bytes)
                                                        : RingAllReduceNs(link_alpha_ns_, link_gbps_, tp_, bytes);
-    total += layers_ * 2.0 * one - (b.all_reduce_ns - b.gather_ns - b.pp_send_ns);
+    total += d_all_reduce = layers_ * 2.0 * one - (b.all_reduce_ns - b.gather_ns - b.pp_send_ns);
+  }
+  if (parts) {
+    parts->gemm = b.gemm_ns + d_gemm;
+    parts->elementwise = b.elementwise_ns + d_elementwise;
+    parts->attention_prefill = b.attention_prefill_ns + d_prefill;
+    parts->attention_decode = b.attention_decode_ns + d_decode;
+    parts->other = b.all_reduce_ns + d_all_reduce + b.cpu_overhead_ns + b.swap_ns + b.launch_stall_ns;
   }
   // Profiles are bounded on load (model/profile.cc), so total is finite;
   // an absurd but accepted profile is capped at 1e15 ns (11.6 days) per
   // iteration rather than overflowing the clock.
   FLEETSIM_CHECK(!std::isnan(total));
   return total;
+}
+
+IterationParts ProfilePerfModel::Parts(const BatchShape& shape) const {
+  if (shape.tokens() == 0) return roofline_.Parts(shape);
+  RooflinePerfModel::Breakdown b;
+  IterationParts p;
+  TotalNs(shape, &b, &p);
+  return p;
 }
 
 std::vector<std::pair<std::string, std::string>> ProfilePerfModel::Sources() const {

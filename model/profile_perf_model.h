@@ -53,11 +53,13 @@ class ProfilePerfModel final : public PerfModel {
 
   int64_t IterationNs(const BatchShape& shape) const override;
   IterationSplit Split(const BatchShape& shape) const override;
+  IterationParts Parts(const BatchShape& shape) const override;
   std::vector<std::pair<std::string, std::string>> Sources() const override;
 
  private:
   // The iteration's time, unrounded, and the roofline breakdown it corrects.
-  double TotalNs(const BatchShape& shape, RooflinePerfModel::Breakdown* b) const;
+  // `parts`, when given, gets its parts.
+  double TotalNs(const BatchShape& shape, RooflinePerfModel::Breakdown* b, IterationParts* parts = nullptr) const;
   enum class Source { kRoofline, kProfile, kFitted };
 
   ProfilePerfModel(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& shard, const EngineSpec& engine,

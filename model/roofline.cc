@@ -416,4 +416,15 @@ std::vector<std::pair<std::string, std::string>> RooflinePerfModel::Sources() co
   return out;
 }
 
+IterationParts RooflinePerfModel::Parts(const BatchShape& shape) const {
+  const Breakdown b = Explain(shape);
+  IterationParts p;
+  p.gemm = b.gemm_ns;
+  p.attention_prefill = b.attention_prefill_ns;
+  p.attention_decode = b.attention_decode_ns;
+  p.elementwise = b.elementwise_ns;
+  p.other = b.all_reduce_ns + b.cpu_overhead_ns + b.swap_ns + b.launch_stall_ns;
+  return p;
+}
+
 }  // namespace fleetsim

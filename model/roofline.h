@@ -85,6 +85,7 @@ class RooflinePerfModel final : public PerfModel {
   RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& shard,
                     const EngineSpec& engine, const RooflineOptions& options = {});
   int64_t IterationNs(const BatchShape& shape) const override;
+  IterationParts Parts(const BatchShape& shape) const override;
   IterationSplit Split(const BatchShape& shape) const override;
   std::vector<std::pair<std::string, std::string>> Sources() const override;
 

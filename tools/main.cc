@@ -54,6 +54,8 @@
 #include "sim/runner/run.h"
 #include "sim/scenario/parse.h"
 #include "sim/traffic/scan_traffic.h"
+#include "sim/live/live_mode.h"
+#include "tools/live_diff.h"
 #include "tools/output_dir.h"
 #include "tools/report/report.h"
 
@@ -238,7 +240,8 @@ MetricsOptions RunFolderFiles(const std::string& dir) {
 }
 
 Status RunInto(ScenarioRun& run, const std::string& dir, uint64_t seed, const OutputChoices& choices,
-               const std::function<void(const Progress&)>& progress, RunReport* report) {
+               const std::function<void(const Progress&)>& progress, RunReport* report,
+               ExecutionMode* execution = nullptr) {
   MetricsOptions mo = RunFolderFiles(dir);
   if (choices.trace) {
     mo.trace_json = dir + "/trace.json";
@@ -248,6 +251,7 @@ Status RunInto(ScenarioRun& run, const std::string& dir, uint64_t seed, const Ou
   ro.seed = seed;
   ro.timeseries_interval = choices.timeseries_interval_s > 0 ? SecondsToTime(choices.timeseries_interval_s) : 0;
   ro.stop = &g_stop_signal;
+  ro.execution = execution;
   FLEETSIM_RETURN_IF_ERROR(run.Run(mo, ro, progress, report));
   FLEETSIM_RETURN_IF_ERROR(WriteFile(dir + "/summary.json", SummaryToJson(report->summary)));
   JsonWriter w;
@@ -1465,6 +1469,236 @@ int CmdPlan(const std::string& path, const std::string& out_dir, int threads, bo
 
 // `fleetsim report DIR`: report.html and report.md again, from a plan's or
 // a run's folder.
+// What `fleetsim live` is asked.
+struct LiveChoices {
+  std::string backend = "cpu";
+  double time_scale = 1;
+  std::string profile;     // a profile for the diff's simulation (and the pools' device)
+  bool calibrate = false;  // calibrate this machine even when the scenario names a profile
+  bool diff = true;
+};
+
+// Calibrates `backend` for `model` on the quick grid into `path` (device
+// named `device`), for the diff's simulation: the cache flushed before each
+// timed op (as `fleetsim calibrate` does), and attention priced as measured
+// whatever its share of the roofline, since live runs these very kernels.
+Status CalibrateForLive(const std::string& backend, const ModelSpec& model, const std::string& device,
+                        const Catalog& catalog, bool quiet, const std::string& path, std::string* summary) {
+  calibrate::CalibrateOptions co;
+  co.backend = backend;
+  co.model = model.name;
+  co.device = device;
+  co.grid = calibrate::GridSize::kQuick;
+  co.attention_as_measured = true;  // live runs these kernels, however slow
+  co.timing.repetitions = 9;        // a steadier median than the default 5 on a shared machine
+
+  FLEETSIM_RETURN_IF_ERROR(calibrate::CheckCalibrateOptions(co, catalog));
+  ProgressBar bar(!quiet && isatty(STDERR_FILENO));
+  calibrate::CalibrationResult result;
+  FLEETSIM_RETURN_IF_ERROR(calibrate::Calibrate(
+      co, catalog, [&](int done, int total, const std::string& what) { bar.Update(done, total, what); }, &result));
+  bar.Finish();
+  std::string text;
+  FLEETSIM_RETURN_IF_ERROR(WriteProfileJson(result.profile, &text));
+  FLEETSIM_RETURN_IF_ERROR(WriteFile(path, text));
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "calibrated %s on %s in %.1f s (quick grid, cache flushed before each timed op, attention as "
+                "measured), held-out median error %.1f%%",
+                model.name.c_str(), result.profile.device_info->name.c_str(), result.profile.calibration->wall_seconds,
+                100 * result.held_out_median);
+  *summary = buf;
+  return Status::Ok();
+}
+
+int CmdLive(const std::string& path, const std::vector<std::string>& overrides, std::string out_dir,
+            std::optional<uint64_t> seed, const LiveChoices& lc, const OutputChoices& choices, bool quiet,
+            const Catalog& catalog, const Policies& policies) {
+  ScenarioSpec spec;
+  Status s = LoadScenarioFile(path, &spec, overrides);
+  if (!s.ok()) return Fail(s);
+  // --time-scale: arrivals come X times as fast (their gaps divided by X).
+  if (lc.time_scale != 1) {
+    TrafficSpec& t = spec.traffic;
+    if (t.kind == TrafficSpec::Kind::kGenerator && !t.closed_loop) {
+      t.rate_per_s *= lc.time_scale;
+      if (t.sessions) t.sessions->think_time_s /= lc.time_scale;
+    } else if (t.closed_loop) {
+      t.closed_loop->think_time_s /= lc.time_scale;
+    } else {
+      t.rate_scale *= lc.time_scale;
+    }
+  }
+  if (out_dir.empty()) out_dir = "out/live-" + std::filesystem::path(path).stem().string();
+  std::unique_ptr<OutputDir> out;
+  s = OutputDir::Begin(out_dir, &out);
+  if (!s.ok()) return Fail(s);
+  std::vector<std::string> context;
+  if (!lc.profile.empty()) spec.perf_profile = std::filesystem::absolute(lc.profile).string();
+  // The diff's simulation needs this machine's kernel times: calibrate
+  // unless the scenario (or --profile) names a profile, or when asked.
+  bool unknown_device = false;
+  for (const PoolSpec& p : spec.pools)
+    if (catalog.FindGpu(p.gpu) == nullptr) unknown_device = true;
+  if (lc.calibrate || (spec.perf_profile.empty() && unknown_device)) {
+    if (spec.pools.empty()) return Fail(Status::Invalid(path + ": fleet.pools is empty"));
+    const PoolSpec& p0 = spec.pools.front();
+    const std::string model_name = !p0.model.empty() ? p0.model : spec.model;
+    const ModelSpec* model = catalog.FindModel(model_name);
+    if (!model)
+      return Fail(Status::Invalid(path + ": " + p0.path + ".model: live mode calibrates zoo models only; \"" +
+                                  model_name + "\" is not one (give --profile)"));
+    for (const PoolSpec& p : spec.pools)
+      if (p.gpu != p0.gpu || (!p.model.empty() ? p.model : spec.model) != model_name)
+        return Fail(Status::Invalid(path + ": " + p.path + ": live mode calibrates one model on one device; give "
+                                    "--profile for fleets of several"));
+    const std::string profile = out->path() + "/profile.json";
+    std::string line;
+    if (!quiet) std::printf("calibrating %s on the %s backend for the diff (quick grid)\n", model_name.c_str(),
+                            lc.backend.c_str());
+    s = CalibrateForLive(lc.backend, *model, p0.gpu, catalog, quiet, profile, &line);
+    if (!s.ok()) {
+      std::fprintf(stderr, "fleetsim: live: calibration failed: %s\n", s.message().c_str());
+      return 1;
+    }
+    if (g_stop_signal) return InterruptedExit(out_dir);
+    context.push_back(line + " (profile.json)");
+    spec.perf_profile = std::filesystem::absolute(profile).string();
+  }
+  std::unique_ptr<ScenarioRun> run;
+  s = ScenarioRun::Build(spec, catalog, policies, &run);
+  if (!s.ok()) return Fail(s);
+  live::LiveOptions lo;
+  lo.backend = lc.backend;
+  lo.seed = seed.value_or(run->spec().seed);
+  auto mode = std::make_unique<live::LiveMode>(lo);
+  s = mode->Prepare(*run);
+  if (!s.ok()) return Fail(s);
+  if (!quiet) {
+    std::string traffic;
+    s = TrafficFigures(run->spec(), seed.value_or(run->spec().seed), &traffic);
+    if (!s.ok()) return Fail(s);
+    std::fputs(traffic.c_str(), stdout);
+    std::printf("  live      %s, %zu replicas (weights and KV cache allocated)\n", mode->Describe().c_str(),
+                mode->Stats().size());
+  }
+  for (const std::string& w : mode->warnings()) {
+    std::fprintf(stderr, "warning: live: %s\n", w.c_str());
+    context.push_back("warning: " + w);
+  }
+  const bool show_progress = !quiet && isatty(STDERR_FILENO);
+  bool printed = false;
+  auto progress = [&](const Progress& p) {
+    if (!show_progress || p.wall_s < 1.0) return;
+    std::fprintf(stderr, "\r  live %.0f s  arrived %lld  finished %lld   ", TimeToSeconds(p.now),
+                 static_cast<long long>(p.arrived), static_cast<long long>(p.finished));
+    printed = true;
+  };
+  const uint64_t run_seed = seed.value_or(run->spec().seed);
+  RunReport live_report;
+  s = RunInto(*run, out->path(), run_seed, choices, progress, &live_report, mode.get());
+  if (printed) std::fprintf(stderr, "\n");
+  if (g_stop_signal) return InterruptedExit(out_dir);
+  if (!s.ok()) {
+    if (mode->status().ok()) return Fail(s);  // the input's (a corrupt trace row): exit 2
+    // The machine's (a kernel's error, out of device memory).
+    std::fprintf(stderr, "fleetsim: live: %s\n", s.message().c_str());
+    return 1;
+  }
+  const std::vector<live::ReplicaLiveStats> stats = mode->Stats();
+  const bool per_op = mode->per_op();
+  mode.reset();  // the workers end here
+  {
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("format").String("fleetsim-live");
+    w.Key("version").Int(1);
+    w.Key("backend").String(lc.backend);
+    w.Key("time_scale").Double(lc.time_scale);
+    w.Key("wall_s").Double(live_report.wall_s);
+    w.Key("replicas").BeginArray();
+    for (const live::ReplicaLiveStats& r : stats) {
+      w.BeginObject();
+      w.Key("name").String(r.name).Key("device").String(r.device);
+      w.Key("kv_blocks").Int(r.kv_blocks).Key("weight_gib").Double(r.weight_gib);
+      w.Key("steps").Int(r.worker.steps).Key("tokens").Int(r.worker.tokens);
+      w.Key("forward_busy_s").Double(r.worker.busy_s);
+      w.Key("kv_blocks_taken_back").Int(r.worker.blocks_taken_back);
+      // Per step, in ms: what the kernels took against what the diff's
+      // perf model says for the same batches, by kind of op.
+      const double n = r.worker.steps > 0 ? static_cast<double>(r.worker.steps) : 1.0;
+      const live::OpTimes& m = r.worker.measured;
+      const IterationParts& pr = r.worker.predicted;
+      w.Key("per_step_ms").BeginObject();
+      w.Key("note").String(per_op ? "measured op by op (the cpu backend runs ops synchronously)"
+                                  : "measured: the whole step only (ops are asynchronous on this backend)");
+      auto both = [&](const char* key, std::optional<double> measured, std::optional<double> predicted) {
+        w.Key(key).BeginObject();
+        if (measured) w.Key("measured").Double(*measured / n * 1e-6); else w.Key("measured").Null();
+        if (predicted) w.Key("predicted").Double(*predicted / n * 1e-6); else w.Key("predicted").Null();
+        w.EndObject();
+      };
+      both("step", m.total, r.worker.predicted_total);
+      if (per_op) {
+        both("gemm", m.gemm, pr.gemm);
+        both("attention_prefill", m.attention_prefill, pr.attention_prefill);
+        both("attention_decode", m.attention_decode, pr.attention_decode);
+        both("elementwise", m.elementwise, pr.elementwise);
+        both("kv_cache_write", m.kv_write, std::nullopt);
+        both("sampling", m.sampling, std::nullopt);
+        both("host_indices", m.host, std::nullopt);
+      }
+      both("other", std::nullopt, pr.other);
+      both("launch_to_start", r.worker.queue_ns, std::nullopt);
+      both("end_to_done", r.worker.return_ns, std::nullopt);
+      w.EndObject();
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    s = WriteFile(out->path() + "/live.json", w.Finish());
+    if (!s.ok()) return Fail(s);
+  }
+  LiveDiff diff;
+  if (lc.diff) {
+    // The same scenario simulated: the same traffic and seed, this
+    // machine's profile, into sim/.
+    const std::string sim_dir = out->path() + "/sim";
+    s = MakeOutputDir(sim_dir);
+    RunReport sim_report;
+    if (s.ok()) s = RunInto(*run, sim_dir, run_seed, choices, nullptr, &sim_report);
+    if (g_stop_signal) return InterruptedExit(out_dir);
+    if (!s.ok()) return Fail(s);
+    context.insert(context.begin(), "live: " + lc.backend + " backend, " +
+                                        (stats.empty() ? std::string("no replica") : stats.front().device) + ", " +
+                                        std::to_string(stats.size()) + " replicas, time scale " +
+                                        [&] { char b[32]; std::snprintf(b, sizeof b, "%g", lc.time_scale); return std::string(b); }());
+    context.insert(context.begin() + 1, "scenario: " + path + ", seed " + std::to_string(run_seed));
+    s = DiffLiveRun(sim_report.summary, live_report.summary, sim_dir + "/requests.csv",
+                    out->path() + "/requests.csv", context, LiveDiffTargets{}, &diff);
+    if (s.ok()) s = WriteFile(out->path() + "/diff.json", diff.json);
+    if (s.ok()) s = WriteFile(out->path() + "/diff.md", diff.markdown);
+    for (const auto& [name, svg] : diff.svgs)
+      if (s.ok()) s = WriteFile(out->path() + "/" + name, svg);
+    if (!s.ok()) return Fail(s);
+  }
+  s = out->Commit();
+  if (!s.ok()) return Fail(s);
+  if (!quiet) {
+    std::printf("fleetsim live %s  (seed %llu, %s backend)\n", path.c_str(), static_cast<unsigned long long>(run_seed),
+                lc.backend.c_str());
+    std::fputs(FormatSummaryTable(live_report.summary).c_str(), stdout);
+    if (lc.diff) {
+      std::printf("diff        %s (sim vs live: P50 TTFT/TPOT within 5%%, P99 within 10%%)\n",
+                  diff.within_targets ? "within targets" : "MISSED targets");
+      for (const std::string& m : diff.misses) std::printf("            %s\n", m.c_str());
+    }
+    std::printf("outputs     %s/{summary.json,requests.csv,timeseries.csv,itl.csv,run.json,live.json%s}\n",
+                out_dir.c_str(), lc.diff ? ",diff.json,diff.md,sim/" : "");
+  }
+  return 0;
+}
+
 int CmdReport(const std::string& dir) {
   ReportFiles files;
   Status s = RenderReport(dir, &files);
@@ -1518,6 +1752,34 @@ int main(int argc, char** argv) {
   run->add_option("--compare", compare, "run once per registered policy of a kind, side by side")
       ->check(CLI::IsMember({"schedulers", "autoscalers", "routers"}));
 
+  std::string live_scenario, live_out;
+  std::vector<std::string> live_overrides;
+  std::optional<uint64_t> live_seed;
+  LiveChoices live_choices;
+  bool live_quiet = false, live_no_diff = false;
+  CLI::App* live = app.add_subcommand(
+      "live", "run a scenario on this machine's kernels (cpu or cuda) in wall-clock time and diff it against the simulation");
+  live->add_option("scenario", live_scenario, "scenario JSON file")->required();
+  live->add_option("--backend", live_choices.backend, "kernel backend: cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  live->add_option("--out", live_out,
+                   "output folder, replaced atomically when the run succeeds (default: out/live-<scenario file name>)");
+  live->add_option("--time-scale", live_choices.time_scale,
+                   "arrivals come this many times as fast as the scenario's traffic says (2: twice the rate)")
+      ->check(NumberIn(1e-3, 1e6))
+      ->capture_default_str();
+  live->add_option("--seed", live_seed, "random seed (default: the scenario's)")->transform(IntegerIn(0, kMaxSeed));
+  live->add_option("--set", live_overrides, "KEY=VALUE: override a scenario key, as with run (repeatable)")
+      ->take_all()
+      ->allow_extra_args(false);
+  live->add_option("--profile", live_choices.profile,
+                   "calibration profile of this machine for the diff's simulation (default: the scenario's, else "
+                   "calibrated now on the quick grid)");
+  live->add_flag("--calibrate", live_choices.calibrate, "calibrate this machine now even when the scenario names a profile");
+  live->add_flag("--no-diff", live_no_diff, "run live only: no simulation, no diff");
+  live->add_flag("--quiet", live_quiet, "print nothing but errors and warnings");
+
   std::string vscenario;
   std::vector<std::string> voverrides;
   CLI::App* validate = app.add_subcommand("validate", "check a scenario without running it");
@@ -1567,6 +1829,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   calibrate->add_flag("--no-flush", cal_no_flush, "do not flush the cache before each timed run");
   calibrate->add_flag("--no-links", cal_no_links, "skip link measurement and the ring all-reduce check");
+  calibrate->add_flag("--measured-attention", cal.attention_as_measured,
+                      "price attention from the measured times even below the threshold (a profile for fleetsim "
+                      "live, which runs these kernels)");
   calibrate->add_option("--device", cal.device,
                         "profile device name (default: the catalogue entry of the CUDA device, or cpu-host)");
   calibrate->add_option("--cuda-device", cal.cuda_device, "CUDA device index to time")
@@ -1668,7 +1933,12 @@ int main(int argc, char** argv) {
   Policies policies;
   RegisterBuiltins(&policies);
 
-  if (*run || *plan) InstallStopHandlers();
+  if (*run || *plan || *live) InstallStopHandlers();
+  if (*live) {
+    live_choices.diff = !live_no_diff;
+    return CmdLive(live_scenario, live_overrides, live_out, live_seed, live_choices, OutputChoices{}, live_quiet, catalog,
+                   policies);
+  }
   if (*plan) return CmdPlan(plan_file, plan_out, plan_threads, plan_quiet, plan_progress, catalog, policies);
   if (*report) return CmdReport(report_dir);
   if (*run && compare == "schedulers")

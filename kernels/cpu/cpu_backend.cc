@@ -18,6 +18,7 @@
 #include "kernels/cpu/residual_add.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/rope.h"
+#include "kernels/cpu/sampling.h"
 #include "kernels/cpu/silu_mul.h"
 
 namespace fleetsim::kernels {
@@ -123,6 +124,10 @@ Status CpuBackend::Embedding(const EmbeddingArgs& args) { return CpuEmbedding(ar
 Status CpuBackend::Rope(const RopeArgs& args) { return CpuRope(args); }
 Status CpuBackend::AttentionPrefill(const AttentionPrefillArgs& args) { return CpuAttentionPrefill(args); }
 Status CpuBackend::AttentionDecode(const AttentionDecodeArgs& args) { return CpuAttentionDecode(args); }
+
+Status CpuBackend::KvCacheWrite(const KvCacheWriteArgs& args) { return CpuKvCacheWrite(args); }
+
+Status CpuBackend::Argmax(const ArgmaxArgs& args) { return CpuArgmax(args); }
 
 Status CpuBackend::TimeOnce(const std::function<Status()>& body, double* ns) {
   *ns = 0;

@@ -38,6 +38,8 @@ class CpuBackend final : public Backend {
   Status Rope(const RopeArgs& args) override;
   Status AttentionPrefill(const AttentionPrefillArgs& args) override;
   Status AttentionDecode(const AttentionDecodeArgs& args) override;
+  Status KvCacheWrite(const KvCacheWriteArgs& args) override;
+  Status Argmax(const ArgmaxArgs& args) override;
 
   // steady_clock around body (ops are synchronous here).
   Status TimeOnce(const std::function<Status()>& body, double* ns) override;

@@ -277,6 +277,16 @@ Status CudaBackend::AttentionDecode(const AttentionDecodeArgs& args) {
   return LaunchAttentionDecode(stream_, args);
 }
 
+Status CudaBackend::KvCacheWrite(const KvCacheWriteArgs& args) {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  return LaunchKvCacheWrite(stream_, args);
+}
+
+Status CudaBackend::Argmax(const ArgmaxArgs& args) {
+  FLEETSIM_RETURN_IF_ERROR(Activate());
+  return LaunchArgmax(stream_, args);
+}
+
 }  // namespace fleetsim::kernels
 
 // The module's one exported symbol (kCudaModuleSymbol; cuda/fleetsim_cuda.map

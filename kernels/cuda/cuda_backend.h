@@ -64,6 +64,8 @@ class CudaBackend final : public Backend {
   Status Rope(const RopeArgs& args) override;
   Status AttentionPrefill(const AttentionPrefillArgs& args) override;
   Status AttentionDecode(const AttentionDecodeArgs& args) override;
+  Status KvCacheWrite(const KvCacheWriteArgs& args) override;
+  Status Argmax(const ArgmaxArgs& args) override;
 
   // CUDA events recorded on the stream around body.
   Status TimeOnce(const std::function<Status()>& body, double* ns) override;

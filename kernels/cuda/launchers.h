@@ -20,5 +20,7 @@ Status LaunchRope(cudaStream_t stream, const RopeArgs& args);
 // Limits of the simple kernels: head_dim <= 512, num_heads <= 65535.
 Status LaunchAttentionPrefill(cudaStream_t stream, const AttentionPrefillArgs& args);
 Status LaunchAttentionDecode(cudaStream_t stream, const AttentionDecodeArgs& args);
+Status LaunchKvCacheWrite(cudaStream_t stream, const KvCacheWriteArgs& args);
+Status LaunchArgmax(cudaStream_t stream, const ArgmaxArgs& args);
 
 }  // namespace fleetsim::kernels

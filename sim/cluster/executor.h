@@ -36,6 +36,8 @@ struct BatchSeq {
   // counts blocks and does not name them; an executor that needs addresses
   // (live mode) assigns them from these counts.
   int64_t kv_blocks = 0;
+  // Samples a token this step: a decode, or the chunk that ends the prompt.
+  bool samples = false;
 };
 
 // The sequences of a launched batch, listed on demand: O(chunks) for the
@@ -50,11 +52,12 @@ class BatchSequences {
     const KvCacheManager& kv = state_.kv();
     for (const Chunk& c : batch_.chunks) {
       const Seq& s = state_.seq(c.seq);
-      fn(BatchSeq{c.seq, s.req.id, false, c.start, c.tokens, kv.BlocksFor(int64_t{c.start} + c.tokens)});
+      fn(BatchSeq{c.seq, s.req.id, false, c.start, c.tokens, kv.BlocksFor(int64_t{c.start} + c.tokens),
+                  c.start + c.tokens >= s.prefill_target});
     }
     if (!batch_.decodes) return;
     state_.ForEachDecoder(batch_.group, [&](SeqId id, int64_t kv_tokens) {
-      fn(BatchSeq{id, state_.seq(id).req.id, true, kv_tokens, 1, kv.BlocksFor(kv_tokens + 1)});
+      fn(BatchSeq{id, state_.seq(id).req.id, true, kv_tokens, 1, kv.BlocksFor(kv_tokens + 1), true});
     });
   }
   size_t size() const {

@@ -26,8 +26,10 @@ Replica::Replica(Simulation& sim, const ReplicaOptions& options,
       state_(options.kv_blocks, options.block_size, options.preemption, options.host_kv_blocks,
              PrefixCacheFor(*scheduler_, options), scheduler_->state_rules(),
              options.pipeline ? std::max(1, options.pipeline->stages()) : 1),
-      executor_(std::make_unique<SimulatedExecutor>(sim, perf, options.pipeline,
-                                                    [this](uint64_t id) { OnBatchDone(id); })),
+      executor_(options.make_executor
+                    ? options.make_executor([this](uint64_t id) { OnBatchDone(id); })
+                    : std::make_unique<SimulatedExecutor>(sim, perf, options.pipeline,
+                                                          [this](uint64_t id) { OnBatchDone(id); })),
       own_step_times_(options.decode_step_times ? nullptr : std::make_unique<DecodeStepTimes>(perf)),
       step_times_(options.decode_step_times ? options.decode_step_times : own_step_times_.get()),
       batches_(static_cast<size_t>(state_.decode_groups())) {

@@ -118,6 +118,9 @@ struct ReplicaOptions {
   // The times of decode-only steps, shared by the replicas of a pool (same
   // perf model); must outlive the replica. Null: the replica keeps its own.
   DecodeStepTimes* decode_step_times = nullptr;
+  // Makes the replica's executor (live mode's); unset: a SimulatedExecutor
+  // over the perf model and `pipeline`.
+  std::function<std::unique_ptr<Executor>(Executor::Done)> make_executor;
   // Speculative decoding (speculation.h): each request's steps are drawn as
   // it reaches the engine; the perf model prices the proposer and the
   // verification (model/speculative_perf_model.h). No decode spans then.

@@ -14,6 +14,12 @@ bool Simulation::Reschedule(EventId id, SimTime at) {
   return queue_.Reschedule(id, at);
 }
 
+void Simulation::AdvanceTo(SimTime at) {
+  if (at <= now_) return;
+  FLEETSIM_CHECK(queue_.empty() || queue_.NextTime() >= at);
+  now_ = at;
+}
+
 uint64_t Simulation::Run(SimTime until) {
   stop_ = false;
   uint64_t ran = 0;

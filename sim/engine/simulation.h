@@ -51,6 +51,10 @@ class Simulation {
   // beyond `until`; the clock then stands at the last event run (or at
   // `until` when events remain past it). Returns the number of events run.
   uint64_t Run(SimTime until = kTimeNever);
+  // Moves the clock to `at` without running anything (a wall clock's
+  // instant with no event: live mode). REQUIRES: no event pending before
+  // `at`. Earlier than now() is a no-op.
+  void AdvanceTo(SimTime at);
   // Stops Run() after the current event.
   void Stop() { stop_ = true; }
 

@@ -1110,6 +1110,15 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   RunFacts facts;
   FLEETSIM_RETURN_IF_ERROR(Identify(spec_, seed, options.identify_inputs, &facts.identity));
   Simulation sim(seed);
+  ExecutionMode* const live = options.execution;
+  // Whatever way the run ends, live work stops with it.
+  struct FinishLive {
+    ExecutionMode* live;
+    ~FinishLive() {
+      if (live) live->Finish();
+    }
+  } finish_live{live};
+  if (live) live->Start(sim);
 
   // Nothing arrives after duration_s, so a generator may stop there.
   TrafficSpec traffic = options.traffic ? *options.traffic : spec_.traffic;
@@ -1209,6 +1218,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       ro.server_output_token = std::llround(p.engine.server_output_token_us * 1e3);
       ro.busy_from = mo.warmup;
       ro.decode_step_times = step_times[pi].get();
+      if (live) ro.make_executor = [live, idx = ro.index](Executor::Done d) { return live->MakeExecutor(idx, std::move(d)); };
       if (const std::optional<SpeculativeSpec>& sp = p.spec->speculative) {
         SpeculationOptions so;
         so.k = sp->k;
@@ -1457,7 +1467,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   // when no request is to come or held.
   auto traffic_done = [&] { return !have && sends_pending == 0 && cluster.Idle() && (!gateway || gateway->Idle()); };
   std::function<void()> sampler = [&] {
-    if (sim.pending() == 0 && !have) return;  // only the sampler was left: the run is over
+    if (sim.pending() == 0 && !have && !(live && live->busy())) return;  // only the sampler was left: the run is over
     if (endless && traffic_done()) return;
     sample_all(sim.now());
     if (rows - rows_at_interval_start >= (options.timeseries_max_rows - rows_at_interval_start) / 2) {
@@ -1490,10 +1500,20 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   double last_progress = 0;
   bool stopped_by_error = false;
   bool interrupted = false;
-  while (sim.pending() > 0) {
+  Status live_status;
+  while (sim.pending() > 0 || (live && live->busy())) {
     // Slices of 10 simulated seconds, or up to the next event across a gap.
     const SimTime slice_end = std::min(until, std::max(sim.now() + 10 * kSecond, sim.next_time()));
-    sim.Run(slice_end);
+    if (live) {
+      live->Advance(sim, slice_end);
+      live_status = live->status();
+      if (!live_status.ok()) {
+        stopped_by_error = true;
+        break;
+      }
+    } else {
+      sim.Run(slice_end);
+    }
     if (!source_status.ok()) {
       stopped_by_error = true;
       break;
@@ -1515,6 +1535,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   if (stopped_by_error || interrupted) {
     (void)metrics->Close();
     if (interrupted) return Status::Invalid("interrupted");
+    if (!live_status.ok()) return live_status;
     return source_status.WithPrefix(spec_.file + ": ");
   }
   // Work left (arrivals to come, requests held) means duration_s cut the run;

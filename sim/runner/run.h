@@ -109,6 +109,26 @@ struct Progress {
   double wall_s = 0;
 };
 
+// How batches run and time passes when not simulated: live mode
+// (sim/live) swaps in executors that run real kernels and a wall clock.
+// Everything else in a run is the same code either way.
+class ExecutionMode {
+ public:
+  virtual ~ExecutionMode() = default;
+  // The run's simulation exists and nothing has run yet.
+  virtual void Start(Simulation& sim) = 0;
+  // The executor of replica `replica` (its index in the fleet).
+  virtual std::unique_ptr<Executor> MakeExecutor(int replica, Executor::Done done) = 0;
+  // Advances the clock to `until` or for a short slice of wall time.
+  virtual void Advance(Simulation& sim, SimTime until) = 0;
+  // Work in flight that no event stands for (a batch on a device).
+  virtual bool busy() const = 0;
+  // The first error of an executor: the run stops with it.
+  virtual Status status() = 0;
+  // The run is over (ended, failed or interrupted): stop, drop late work.
+  virtual void Finish() = 0;
+};
+
 // How to run, beyond the scenario.
 struct RunOptions {
   uint64_t seed = 0;
@@ -131,6 +151,8 @@ struct RunOptions {
   // False: the summary's inputs_sha256 stays empty, and the input files are
   // not read again to hash them (the planner's many runs of one scenario).
   bool identify_inputs = true;
+  // Set: live mode's executors and clock (must outlive Run).
+  ExecutionMode* execution = nullptr;
 };
 
 struct RunReport {
@@ -180,6 +202,8 @@ class ScenarioRun {
   const FleetPlacement& placement() const { return placement_; }
   // What one replica of pool `pool` carries (its performance model).
   const ReplicaCapacity& capacity(size_t pool) const { return *capacity_[pool]; }
+  // Pool `pool`'s performance model (what the simulation times batches with).
+  const PerfModel& perf(size_t pool) const { return *perf_[pool]; }
   // A daily schedule for autoscaled pool `pool`, planned from the
   // scenario's traffic as an operator plans one from last week's: for each
   // hour of the day, the replicas that carry that hour's peak 10-minute

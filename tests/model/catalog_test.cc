@@ -77,7 +77,7 @@ TEST(Catalog, LoadsEveryBuiltinModelGpuAndEngine) {
                                       "Qwen2.5-72B", "Qwen2.5-7B", "tiny"}));
   EXPECT_EQ(c.GpuNames(), (std::vector<std::string>{"A100-40G", "A100-80G", "B200", "H100-SXM",
                                                     "H200", "L40S", "MI300X"}));
-  EXPECT_EQ(c.EngineNames(), (std::vector<std::string>{"sglang", "vllm", "vllm_v0"}));
+  EXPECT_EQ(c.EngineNames(), (std::vector<std::string>{"fleetsim_live", "sglang", "vllm", "vllm_v0"}));
   EXPECT_EQ(c.FindModel("Llama-9"), nullptr);
   ASSERT_NE(c.FindEngine("vllm"), nullptr);
   EXPECT_EQ(c.FindEngine("vllm")->engine, "vllm");

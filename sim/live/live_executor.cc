@@ -1,0 +1,200 @@
+#include "sim/live/live_executor.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace fleetsim::live {
+
+ReplicaWorker::ReplicaWorker(std::unique_ptr<kernels::Backend> backend, std::unique_ptr<LiveModel> model,
+                             WallClock& clock, int cpu, bool spin, std::string name)
+    : backend_(std::move(backend)),
+      model_(std::move(model)),
+      clock_(clock),
+      cpu_(cpu),
+      spin_(spin),
+      name_(std::move(name)) {
+  free_.reserve(static_cast<size_t>(model_->kv_blocks()));
+  for (int64_t b = model_->kv_blocks() - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
+  thread_ = std::thread([this] { Loop(); });
+}
+
+ReplicaWorker::~ReplicaWorker() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    jobs_.clear();
+  }
+  cv_.notify_one();
+  thread_.join();
+  // The model's buffers go before the backend that allocated them.
+  model_.reset();
+}
+
+void ReplicaWorker::Submit(Job job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.push_back(std::move(job));
+    queued_.store(static_cast<int64_t>(jobs_.size()), std::memory_order_release);
+  }
+  cv_.notify_one();
+}
+
+Status ReplicaWorker::status() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+WorkerStats ReplicaWorker::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void ReplicaWorker::Loop() {
+  if (cpu_ >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu_, &set);
+    (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // best effort: a cgroup may forbid the core
+  }
+  for (;;) {
+    Job job;
+    if (spin_) {
+      // The next step usually comes within a millisecond of the last.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+      while (queued_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+    }
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+      queued_.store(static_cast<int64_t>(jobs_.size()), std::memory_order_release);
+    }
+    const Status s = RunJob(job);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (status_.ok()) status_ = s.WithPrefix("live " + name_ + ": ");
+    }
+    // The batch ends even when its step failed: the run then stops on the
+    // status, with the books balanced.
+    if (job.done) {
+      const SimTime end = clock_.Now();
+      clock_.Post([this, end, done = std::move(job.done)] {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          stats_.return_ns += static_cast<double>(clock_.Now() - end);
+        }
+        done();
+      });
+    }
+  }
+}
+
+Status ReplicaWorker::Fit(SeqId slot, uint64_t request, int64_t blocks) {
+  if (slot >= tables_.size()) tables_.resize(static_cast<size_t>(slot) + 1);
+  Table& t = tables_[slot];
+  t.last_step = step_;
+  if (t.request != request) {
+    free_.insert(free_.end(), t.blocks.begin(), t.blocks.end());
+    t.blocks.clear();
+    t.request = request;
+    t.last_token = 0;
+  }
+  while (static_cast<int64_t>(t.blocks.size()) > blocks) {
+    free_.push_back(t.blocks.back());
+    t.blocks.pop_back();
+  }
+  while (static_cast<int64_t>(t.blocks.size()) < blocks) {
+    if (free_.empty()) {
+      // Take back the blocks of the slot least recently run, not in this step.
+      Table* victim = nullptr;
+      for (Table& o : tables_)
+        if (!o.blocks.empty() && o.last_step != step_ && (!victim || o.last_step < victim->last_step)) victim = &o;
+      if (!victim)
+        return Status::Invalid("the KV cache's " + std::to_string(model_->kv_blocks()) +
+                               " blocks cannot hold this step's sequences");
+      free_.insert(free_.end(), victim->blocks.begin(), victim->blocks.end());
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.blocks_taken_back += static_cast<int64_t>(victim->blocks.size());
+      victim->blocks.clear();
+      victim->request = ~uint64_t{0};
+    }
+    t.blocks.push_back(free_.back());
+    free_.pop_back();
+  }
+  return Status::Ok();
+}
+
+Status ReplicaWorker::RunJob(Job& job) {
+  if (job.reset) {
+    for (Table& t : tables_) {
+      free_.insert(free_.end(), t.blocks.begin(), t.blocks.end());
+      t = Table();
+    }
+    return Status::Ok();
+  }
+  ++step_;
+  step_seqs_.clear();
+  int64_t tokens = 0;
+  for (size_t i = 0; i < job.seqs.size(); ++i) {
+    const BatchSeq& b = job.seqs[i];
+    FLEETSIM_RETURN_IF_ERROR(Fit(b.id, b.request_id, b.kv_blocks));
+    const Table& t = tables_[b.id];
+    StepSeq s;
+    s.context = b.context_tokens;
+    s.tokens = b.new_tokens;
+    s.decode = b.decode;
+    s.samples = b.samples;
+    s.last_token = t.last_token;
+    s.blocks = &t.blocks;
+    step_seqs_.push_back(s);
+    tokens += b.new_tokens;
+  }
+  const SimTime start = clock_.Now();
+  FLEETSIM_RETURN_IF_ERROR(model_->Forward(step_seqs_, &sampled_));
+  const OpTimes& t = model_->last_times();
+  size_t k = 0;
+  for (size_t i = 0; i < job.seqs.size(); ++i)
+    if (job.seqs[i].samples && k < sampled_.size()) tables_[job.seqs[i].id].last_token = sampled_[k++];
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.steps;
+  stats_.tokens += tokens;
+  stats_.busy_s += t.total * 1e-9;
+  stats_.measured.Add(t);
+  stats_.predicted.gemm += job.predicted.gemm;
+  stats_.predicted.attention_prefill += job.predicted.attention_prefill;
+  stats_.predicted.attention_decode += job.predicted.attention_decode;
+  stats_.predicted.elementwise += job.predicted.elementwise;
+  stats_.predicted.other += job.predicted.other;
+  stats_.predicted_total += job.predicted_total;
+  stats_.queue_ns += static_cast<double>(start - job.launched);
+  return Status::Ok();
+}
+
+void LiveExecutor::Launch(const LaunchedBatch& batch) {
+  ReplicaWorker::Job job;
+  job.seqs.reserve(batch.seqs.size());
+  batch.seqs.ForEach([&](const BatchSeq& s) { job.seqs.push_back(s); });
+  if (!batch.shape.empty()) {
+    job.predicted = perf_.Parts(batch.shape);
+    job.predicted_total = static_cast<double>(perf_.IterationNs(batch.shape));
+  }
+  job.launched = clock_.Now();
+  const uint64_t id = batch.id;
+  job.done = [this, id] { done_(id); };
+  clock_.Begin();
+  worker_.Submit(std::move(job));
+}
+
+void LiveExecutor::Reset() {
+  ReplicaWorker::Job job;
+  job.reset = true;
+  worker_.Submit(std::move(job));
+}
+
+}  // namespace fleetsim::live
