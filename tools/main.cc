@@ -57,6 +57,9 @@
 #include "sim/live/live_mode.h"
 #include "tools/live_diff.h"
 #include "tools/output_dir.h"
+#include <nlohmann/json.hpp>
+
+#include "tools/report/csv.h"
 #include "tools/report/report.h"
 
 namespace fleetsim {
@@ -1093,6 +1096,94 @@ double RoundSignificant(double v, int digits) {
   return std::round(v * scale) / scale;
 }
 
+// fleetsim live --time-scale: arrivals come `x` times as fast (their gaps
+// divided by x): a trace's rate_scale, a generator's rate, think times.
+void ApplyTimeScale(double x, TrafficSpec* t) {
+  if (x == 1) return;
+  if (t->kind == TrafficSpec::Kind::kGenerator && !t->closed_loop) {
+    t->rate_per_s *= x;
+    if (t->sessions) t->sessions->think_time_s /= x;
+  } else if (t->closed_loop) {
+    t->closed_loop->think_time_s /= x;
+  } else {
+    t->rate_scale *= x;
+  }
+}
+
+// A live run's requests as a benchmark client records them
+// (observed.csv, the "csv" format of fleetsim observe): every request that
+// arrived, with TTFT and E2E for those that completed.
+Status WriteObservedCsv(const std::string& requests_csv, const std::string& path) {
+  std::string out = "start_s,input_tokens,output_tokens,ttft_s,e2e_s\n";
+  FLEETSIM_RETURN_IF_ERROR(report::ReadCsv(
+      requests_csv, {"arrival_s", "first_token_s", "finish_s", "prompt_tokens", "output_tokens", "status"},
+      [&](const report::CsvRow& row) -> Status {
+        double v[5];
+        for (size_t i = 0; i < 5; ++i)
+          if (!report::ParseNumber(row.cells[i], &v[i]) && !(i < 3 && row.cells[5] != "completed"))
+            return report::BadCell(requests_csv, row, "arrival_s", row.cells[i]);
+        char line[160];
+        if (row.cells[5] == "completed") {
+          std::snprintf(line, sizeof line, "%.9f,%lld,%lld,%.9f,%.9f\n", v[0], static_cast<long long>(v[3]),
+                        static_cast<long long>(v[4]), v[1] - v[0], v[2] - v[0]);
+        } else {
+          std::snprintf(line, sizeof line, "%.9f,%lld,%lld,,\n", v[0], static_cast<long long>(v[3]),
+                        static_cast<long long>(v[4]));
+        }
+        out += line;
+        return Status::Ok();
+      }));
+  return WriteFile(path, out);
+}
+
+// A `fleetsim live` output folder as a run to fit: observed.csv's requests
+// (arrivals, lengths, TTFT, E2E) on the scenario live.json names, loaded
+// with the same overrides, time scale and profile. Live has no server in
+// front: the server terms do not apply.
+Status ReplayFromLiveFolder(const std::string& dir, ReplayRun* out) {
+  const std::string live_json = (std::filesystem::path(dir) / "live.json").string();
+  std::string text;
+  FLEETSIM_RETURN_IF_ERROR(ReadWholeFile(live_json, "live run", &text)
+                               .WithPrefix(dir + ": a folder given to fit must be a fleetsim live output folder: "));
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  auto bad = [&](const std::string& key, const std::string& what) {
+    return Status::Invalid(live_json + ": " + key + ": " + what);
+  };
+  if (j.is_discarded() || !j.is_object()) return Status::Invalid(live_json + ": not a JSON object");
+  if (j.value("format", "") != "fleetsim-live") return bad("format", "expected \"fleetsim-live\"");
+  for (const char* k : {"scenario", "profile"})
+    if (!j.contains(k) || !j[k].is_string()) return bad(k, "expected a string");
+  if (!j.contains("time_scale") || !j["time_scale"].is_number() || !(j["time_scale"].get<double>() > 0))
+    return bad("time_scale", "expected a positive number");
+  if (!j.contains("overrides") || !j["overrides"].is_array()) return bad("overrides", "expected an array of strings");
+  std::vector<std::string> overrides;
+  for (size_t i = 0; i < j["overrides"].size(); ++i) {
+    if (!j["overrides"][i].is_string()) return bad("overrides[" + std::to_string(i) + "]", "expected a string");
+    overrides.push_back(j["overrides"][i].get<std::string>());
+  }
+  auto spec = std::make_shared<ScenarioSpec>();
+  FLEETSIM_RETURN_IF_ERROR(
+      LoadScenarioFile(j["scenario"].get<std::string>(), spec.get(), overrides).WithPrefix(live_json + ": scenario: "));
+  ApplyTimeScale(j["time_scale"].get<double>(), &spec->traffic);
+  const std::filesystem::path profile(j["profile"].get<std::string>());
+  if (!profile.empty()) spec->perf_profile = (profile.is_absolute() ? profile : std::filesystem::path(dir) / profile).string();
+  if (j.contains("seed") && j["seed"].is_number_unsigned()) spec->seed = j["seed"].get<uint64_t>();
+  if (spec->pools.size() != 1)
+    return Status::Invalid(live_json + ": scenario: fit replays one pool; the live run had " +
+                           std::to_string(spec->pools.size()));
+  ReadObservedOptions ro;
+  ro.format = "csv";
+  std::vector<ObservedRun> observed;
+  FLEETSIM_RETURN_IF_ERROR(ReadObservedFile((std::filesystem::path(dir) / "observed.csv").string(), ro, &observed));
+  if (observed.size() != 1) return Status::Invalid(dir + "/observed.csv: expected one run");
+  FLEETSIM_RETURN_IF_ERROR(ReplayFromObserved(observed.front(), out));
+  out->name = dir;
+  out->origin = live_json;
+  out->server = false;
+  out->scenario = std::move(spec);
+  return Status::Ok();
+}
+
 int CmdFit(const std::vector<std::string>& files, const std::string& scenario_path, const std::string& split,
            const std::string& out, std::string report_dir, const std::string& format, std::optional<uint64_t> seed,
            const std::string& name, bool quiet, const Catalog& catalog, const Policies& policies) {
@@ -1104,6 +1195,16 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
   std::set<std::string> set_dates, set_versions;  // of the measured runs' sources
   int sets_read = 0;
   for (const std::string& f : files) {
+    // A fleetsim live output folder: its observed requests, replayed on the
+    // scenario it ran (with its overrides, time scale and profile).
+    std::error_code ec;
+    if (std::filesystem::is_directory(f, ec)) {
+      ReplayRun r;
+      Status s = ReplayFromLiveFolder(f, &r);
+      if (!s.ok()) return Fail(s);
+      runs.push_back(std::move(r));
+      continue;
+    }
     std::string text;
     Status s = ReadWholeFile(f, "observed file", &text);
     if (!s.ok()) return Fail(s);
@@ -1517,18 +1618,7 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
   ScenarioSpec spec;
   Status s = LoadScenarioFile(path, &spec, overrides);
   if (!s.ok()) return Fail(s);
-  // --time-scale: arrivals come X times as fast (their gaps divided by X).
-  if (lc.time_scale != 1) {
-    TrafficSpec& t = spec.traffic;
-    if (t.kind == TrafficSpec::Kind::kGenerator && !t.closed_loop) {
-      t.rate_per_s *= lc.time_scale;
-      if (t.sessions) t.sessions->think_time_s /= lc.time_scale;
-    } else if (t.closed_loop) {
-      t.closed_loop->think_time_s /= lc.time_scale;
-    } else {
-      t.rate_scale *= lc.time_scale;
-    }
-  }
+  ApplyTimeScale(lc.time_scale, &spec.traffic);
   if (out_dir.empty()) out_dir = "out/live-" + std::filesystem::path(path).stem().string();
   std::unique_ptr<OutputDir> out;
   s = OutputDir::Begin(out_dir, &out);
@@ -1540,7 +1630,8 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
   bool unknown_device = false;
   for (const PoolSpec& p : spec.pools)
     if (catalog.FindGpu(p.gpu) == nullptr) unknown_device = true;
-  if (lc.calibrate || (spec.perf_profile.empty() && unknown_device)) {
+  const bool calibrated = lc.calibrate || (spec.perf_profile.empty() && unknown_device);
+  if (calibrated) {
     if (spec.pools.empty()) return Fail(Status::Invalid(path + ": fleet.pools is empty"));
     const PoolSpec& p0 = spec.pools.front();
     const std::string model_name = !p0.model.empty() ? p0.model : spec.model;
@@ -1614,7 +1705,15 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     w.Key("format").String("fleetsim-live");
     w.Key("version").Int(1);
     w.Key("backend").String(lc.backend);
+    // What fleetsim fit needs to replay this run: the scenario as run.
+    w.Key("scenario").String(std::filesystem::absolute(path).string());
+    w.Key("overrides").BeginArray();
+    for (const std::string& o : overrides) w.String(o);
+    w.EndArray();
     w.Key("time_scale").Double(lc.time_scale);
+    w.Key("seed").Int(static_cast<int64_t>(run_seed));
+    // profile.json when live calibrated (beside this file), else the path used.
+    w.Key("profile").String(calibrated ? "profile.json" : spec.perf_profile);
     w.Key("wall_s").Double(live_report.wall_s);
     w.Key("replicas").BeginArray();
     for (const live::ReplicaLiveStats& r : stats) {
@@ -1657,6 +1756,7 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     w.EndArray();
     w.EndObject();
     s = WriteFile(out->path() + "/live.json", w.Finish());
+    if (s.ok()) s = WriteObservedCsv(out->path() + "/requests.csv", out->path() + "/observed.csv");
     if (!s.ok()) return Fail(s);
   }
   LiveDiff diff;
@@ -1693,7 +1793,7 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
                   diff.within_targets ? "within targets" : "MISSED targets");
       for (const std::string& m : diff.misses) std::printf("            %s\n", m.c_str());
     }
-    std::printf("outputs     %s/{summary.json,requests.csv,timeseries.csv,itl.csv,run.json,live.json%s}\n",
+    std::printf("outputs     %s/{summary.json,requests.csv,timeseries.csv,itl.csv,run.json,live.json,observed.csv%s}\n",
                 out_dir.c_str(), lc.diff ? ",diff.json,diff.md,sim/" : "");
   }
   return 0;

