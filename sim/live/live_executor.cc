@@ -141,9 +141,11 @@ Status ReplicaWorker::RunJob(Job& job) {
   ++step_;
   step_seqs_.clear();
   int64_t tokens = 0;
+  // Fit every sequence before taking pointers into tables_: a later slot can
+  // grow the vector and move the tables already fitted.
+  for (const BatchSeq& b : job.seqs) FLEETSIM_RETURN_IF_ERROR(Fit(b.id, b.request_id, b.kv_blocks));
   for (size_t i = 0; i < job.seqs.size(); ++i) {
     const BatchSeq& b = job.seqs[i];
-    FLEETSIM_RETURN_IF_ERROR(Fit(b.id, b.request_id, b.kv_blocks));
     const Table& t = tables_[b.id];
     StepSeq s;
     s.context = b.context_tokens;
