@@ -244,7 +244,7 @@ MetricsOptions RunFolderFiles(const std::string& dir) {
 
 Status RunInto(ScenarioRun& run, const std::string& dir, uint64_t seed, const OutputChoices& choices,
                const std::function<void(const Progress&)>& progress, RunReport* report,
-               ExecutionMode* execution = nullptr) {
+               ExecutionMode* execution = nullptr, const TrafficSpec* traffic = nullptr) {
   MetricsOptions mo = RunFolderFiles(dir);
   if (choices.trace) {
     mo.trace_json = dir + "/trace.json";
@@ -255,6 +255,7 @@ Status RunInto(ScenarioRun& run, const std::string& dir, uint64_t seed, const Ou
   ro.timeseries_interval = choices.timeseries_interval_s > 0 ? SecondsToTime(choices.timeseries_interval_s) : 0;
   ro.stop = &g_stop_signal;
   ro.execution = execution;
+  ro.traffic = traffic;
   FLEETSIM_RETURN_IF_ERROR(run.Run(mo, ro, progress, report));
   FLEETSIM_RETURN_IF_ERROR(WriteFile(dir + "/summary.json", SummaryToJson(report->summary)));
   JsonWriter w;
@@ -1577,6 +1578,11 @@ struct LiveChoices {
   std::string profile;     // a profile for the diff's simulation (and the pools' device)
   bool calibrate = false;  // calibrate this machine even when the scenario names a profile
   bool diff = true;
+  // --serve: the requests come from an endpoint on loopback.
+  bool serve = false;
+  int port = 8000;
+  int64_t serve_requests = 1000;
+  double serve_seconds = 600;
 };
 
 // Calibrates `backend` for `model` on the quick grid into `path` (device
@@ -1662,10 +1668,31 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
   live::LiveOptions lo;
   lo.backend = lc.backend;
   lo.seed = seed.value_or(run->spec().seed);
+  if (lc.serve) {
+    live::ServeOptions so;
+    so.port = lc.port;
+    so.max_requests = lc.serve_requests;
+    so.max_seconds = lc.serve_seconds;
+    lo.serve = so;
+  }
   auto mode = std::make_unique<live::LiveMode>(lo);
   s = mode->Prepare(*run);
-  if (!s.ok()) return Fail(s);
-  if (!quiet) {
+  if (!s.ok()) {
+    if (lc.serve && s.message().rfind("live: serve: ", 0) == 0) {
+      std::fprintf(stderr, "fleetsim: %s\n", s.message().c_str());  // the port's: not the input's
+      return 1;
+    }
+    return Fail(s);
+  }
+  if (lc.serve) {
+    // Always said, so a script can find the port: one line on stderr.
+    std::fprintf(stderr,
+                 "fleetsim live: serving http://127.0.0.1:%d/v1 (completions and chat completions, streaming); "
+                 "at most %lld requests, accepted for %g s\n",
+                 mode->port(), static_cast<long long>(lc.serve_requests), lc.serve_seconds);
+    std::fflush(stderr);
+  }
+  if (!quiet && !lc.serve) {
     std::string traffic;
     s = TrafficFigures(run->spec(), seed.value_or(run->spec().seed), &traffic);
     if (!s.ok()) return Fail(s);
@@ -1698,6 +1725,19 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
   }
   const std::vector<live::ReplicaLiveStats> stats = mode->Stats();
   const bool per_op = mode->per_op();
+  // --serve: the requests served, for the diff's simulation to replay.
+  TrafficSpec served;
+  if (lc.serve) {
+    served = run->spec().traffic;
+    served.kind = TrafficSpec::Kind::kList;
+    served.requests = std::make_shared<const std::vector<Request>>(mode->served());
+    served.closed_loop.reset();
+    served.sessions.reset();
+    served.rate_scale = 1;
+    served.max_arrival_s = std::numeric_limits<double>::infinity();
+    served.max_requests = std::numeric_limits<int64_t>::max();
+  }
+  const int64_t served_count = lc.serve ? static_cast<int64_t>(mode->served().size()) : 0;
   mode.reset();  // the workers end here
   {
     JsonWriter w;
@@ -1715,6 +1755,10 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     // profile.json when live calibrated (beside this file), else the path used.
     w.Key("profile").String(calibrated ? "profile.json" : spec.perf_profile);
     w.Key("wall_s").Double(live_report.wall_s);
+    if (lc.serve)
+      w.Key("served").BeginObject().Key("requests").Int(served_count).Key("note").String(
+          "requests from the endpoint (--serve), not the scenario's traffic; the diff's simulation replays them")
+          .EndObject();
     w.Key("replicas").BeginArray();
     for (const live::ReplicaLiveStats& r : stats) {
       w.BeginObject();
@@ -1766,7 +1810,7 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     const std::string sim_dir = out->path() + "/sim";
     s = MakeOutputDir(sim_dir);
     RunReport sim_report;
-    if (s.ok()) s = RunInto(*run, sim_dir, run_seed, choices, nullptr, &sim_report);
+    if (s.ok()) s = RunInto(*run, sim_dir, run_seed, choices, nullptr, &sim_report, nullptr, lc.serve ? &served : nullptr);
     if (g_stop_signal) return InterruptedExit(out_dir);
     if (!s.ok()) return Fail(s);
     context.insert(context.begin(), "live: " + lc.backend + " backend, " +
@@ -1879,6 +1923,20 @@ int main(int argc, char** argv) {
   live->add_flag("--calibrate", live_choices.calibrate, "calibrate this machine now even when the scenario names a profile");
   live->add_flag("--no-diff", live_no_diff, "run live only: no simulation, no diff");
   live->add_flag("--quiet", live_quiet, "print nothing but errors and warnings");
+  live->add_flag("--serve", live_choices.serve,
+                 "take the requests from an OpenAI-compatible endpoint on 127.0.0.1 (POST /v1/completions, "
+                 "/v1/chat/completions; streaming) instead of the scenario's traffic");
+  live->add_option("--port", live_choices.port, "--serve: the port (0: a free one, printed)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  live->add_option("--serve-requests", live_choices.serve_requests,
+                   "--serve: accept at most this many completions, then end once they have")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
+      ->capture_default_str();
+  live->add_option("--serve-seconds", live_choices.serve_seconds,
+                   "--serve: accept no completion after this many seconds, then end once those accepted have")
+      ->check(NumberIn(0.1, 86400 * 7))
+      ->capture_default_str();
 
   std::string vscenario;
   std::vector<std::string> voverrides;

@@ -84,12 +84,12 @@ void ReplicaWorker::Loop() {
     // status, with the books balanced.
     if (job.done) {
       const SimTime end = clock_.Now();
-      clock_.Post([this, end, done = std::move(job.done)] {
+      clock_.Post([this, end, done = std::move(job.done), sampled = std::move(job.sampled)] {
         {
           std::lock_guard<std::mutex> lock(mu_);
           stats_.return_ns += static_cast<double>(clock_.Now() - end);
         }
-        done();
+        done(sampled);
       });
     }
   }
@@ -163,6 +163,7 @@ Status ReplicaWorker::RunJob(Job& job) {
   size_t k = 0;
   for (size_t i = 0; i < job.seqs.size(); ++i)
     if (job.seqs[i].samples && k < sampled_.size()) tables_[job.seqs[i].id].last_token = sampled_[k++];
+  job.sampled.assign(sampled_.begin(), sampled_.begin() + static_cast<std::ptrdiff_t>(k));
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.steps;
   stats_.tokens += tokens;
@@ -188,7 +189,19 @@ void LiveExecutor::Launch(const LaunchedBatch& batch) {
   }
   job.launched = clock_.Now();
   const uint64_t id = batch.id;
-  job.done = [this, id] { done_(id); };
+  std::vector<uint64_t> sampling;  // request ids of the sequences that sample, in batch order
+  if (tokens_)
+    for (const BatchSeq& s : job.seqs)
+      if (s.samples) sampling.push_back(s.request_id);
+  job.done = [this, id, sampling = std::move(sampling)](const std::vector<int32_t>& sampled) {
+    if (tokens_ && !sampled.empty()) {
+      std::vector<std::pair<uint64_t, int32_t>> t;
+      t.reserve(sampled.size());
+      for (size_t i = 0; i < sampled.size() && i < sampling.size(); ++i) t.emplace_back(sampling[i], sampled[i]);
+      tokens_(t);
+    }
+    done_(id);
+  };
   clock_.Begin();
   worker_.Submit(std::move(job));
 }

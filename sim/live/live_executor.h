@@ -69,7 +69,10 @@ class ReplicaWorker {
     SimTime launched = 0;      // clock time of Launch
     IterationParts predicted;  // the perf model's parts for this batch
     double predicted_total = 0;
-    std::function<void()> done;
+    // Called with the token ids the step sampled (a sampling sequence's
+    // each, in the order of seqs; none when the step failed).
+    std::function<void(const std::vector<int32_t>& sampled)> done;
+    std::vector<int32_t> sampled;  // the worker's
   };
   void Submit(Job job);
 
@@ -118,8 +121,11 @@ class LiveExecutor final : public Executor {
  public:
   // `worker`, `clock` and `perf` (the pool's model, whose predictions the
   // worker keeps beside its measurements) must outlive the executor.
-  LiveExecutor(ReplicaWorker& worker, WallClock& clock, const PerfModel& perf, Done done)
-      : worker_(worker), clock_(clock), perf_(perf), done_(std::move(done)) {}
+  // Each batch's sampled tokens, (request id, token id) in batch order,
+  // just before its Done (live mode's server streams them).
+  using Tokens = std::function<void(const std::vector<std::pair<uint64_t, int32_t>>&)>;
+  LiveExecutor(ReplicaWorker& worker, WallClock& clock, const PerfModel& perf, Done done, Tokens tokens = nullptr)
+      : worker_(worker), clock_(clock), perf_(perf), done_(std::move(done)), tokens_(std::move(tokens)) {}
   int max_in_flight() const override { return 1; }
   void Launch(const LaunchedBatch& batch) override;
   void Reset() override;
@@ -129,6 +135,7 @@ class LiveExecutor final : public Executor {
   WallClock& clock_;
   const PerfModel& perf_;
   Done done_;
+  Tokens tokens_;
 };
 
 }  // namespace fleetsim::live

@@ -9,6 +9,7 @@ namespace fleetsim::live {
 
 LiveMode::~LiveMode() {
   Finish();
+  server_.reset();
   workers_.clear();
 }
 
@@ -76,6 +77,29 @@ Status LiveMode::Prepare(const ScenarioRun& run) {
     }
   }
   clock_.set_spin_while_busy(total < cores);
+  if (options_.serve) {
+    // The models served: the scenario's default first, then each pool's.
+    std::vector<std::string> models;
+    auto add = [&](const std::string& m) {
+      if (!m.empty() && std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+    };
+    add(!spec.model.empty() ? spec.model : run.pools().front().model->name);
+    for (const PoolPlan& p : run.pools()) add(p.model->name);
+    FLEETSIM_RETURN_IF_ERROR(CompletionServer::Open(
+        *options_.serve, models,
+        [this](Request r) {
+          // I/O thread: the request arrives on the driving thread, now.
+          clock_.PostExternal([this, r = std::move(r)]() mutable {
+            if (!arrive_) return;
+            Request copy = r;
+            arrive_(std::move(r));
+            copy.arrival = sim_ ? sim_->now() : 0;
+            served_.push_back(std::move(copy));
+          });
+        },
+        &server_).WithPrefix("live: "));
+    clock_.set_open(true);
+  }
   if (options_.backend == "cpu" && total >= cores)
     warnings_.push_back(std::to_string(total) + " CPU replicas and the driving thread share " + std::to_string(cores) +
                         " cores: they slow each other down, which the simulation (a device per replica) does not "
@@ -84,14 +108,24 @@ Status LiveMode::Prepare(const ScenarioRun& run) {
 }
 
 void LiveMode::Start(Simulation& sim) {
-  (void)sim;  // the clock starts at the first Advance, once the fleet is built
-  clock_.Clear();
+  // The clock starts at the first Advance, once the fleet is built (what
+  // the server accepted before then arrives at time 0).
+  sim_ = &sim;
+  served_.clear();
 }
 
 std::unique_ptr<Executor> LiveMode::MakeExecutor(int replica, Executor::Done done) {
   FLEETSIM_CHECK(replica >= 0 && static_cast<size_t>(replica) < workers_.size());
   const size_t r = static_cast<size_t>(replica);
-  return std::make_unique<LiveExecutor>(*workers_[r], clock_, *perf_[r], std::move(done));
+  LiveExecutor::Tokens tokens;
+  if (server_) tokens = [this](const std::vector<std::pair<uint64_t, int32_t>>& t) { server_->OnTokens(t); };
+  return std::make_unique<LiveExecutor>(*workers_[r], clock_, *perf_[r], std::move(done), std::move(tokens));
+}
+
+void LiveMode::AttachArrivals(std::function<void(Request&&)> arrive) { arrive_ = std::move(arrive); }
+
+void LiveMode::OnRequestEnded(const RequestRecord& rec) {
+  if (server_) server_->OnFinished(rec);
 }
 
 void LiveMode::Advance(Simulation& sim, SimTime until) {
@@ -107,7 +141,13 @@ Status LiveMode::status() {
 }
 
 void LiveMode::Finish() {
+  // The run is over: no more arrivals; the responses of the requests it
+  // ended are written, then the connections close.
+  if (server_) server_->Close();
+  clock_.set_open(false);
   clock_.Clear();
+  arrive_ = nullptr;
+  sim_ = nullptr;
 }
 
 std::vector<ReplicaLiveStats> LiveMode::Stats() {

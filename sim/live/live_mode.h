@@ -11,10 +11,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/live/live_executor.h"
+#include "sim/live/serve.h"
 #include "sim/live/wall_clock.h"
 #include "sim/runner/run.h"
 
@@ -26,6 +28,9 @@ struct LiveOptions {
   // CPU: the KV cache a replica holds at most, in bytes (the host is not a
   // GPU's memory; the scheduler's own count of blocks is unchanged).
   int64_t cpu_kv_bytes = int64_t{1} << 30;
+  // Set: the requests come from an OpenAI-compatible endpoint on loopback
+  // (serve.h) rather than from the scenario's traffic.
+  std::optional<ServeOptions> serve;
 };
 
 // Per replica, what live.json reports.
@@ -50,9 +55,21 @@ class LiveMode final : public ExecutionMode {
   void Start(Simulation& sim) override;
   std::unique_ptr<Executor> MakeExecutor(int replica, Executor::Done done) override;
   void Advance(Simulation& sim, SimTime until) override;
-  bool busy() const override { return clock_.busy(); }
+  bool busy() const override { return clock_.busy() || arrivals_open(); }
   Status status() override;
   void Finish() override;
+
+  // With LiveOptions::serve: the server, opened by Prepare.
+  bool external_arrivals() const override { return server_ != nullptr; }
+  void AttachArrivals(std::function<void(Request&&)> arrive) override;
+  // Accepting, or accepted requests not yet routed or ended.
+  bool arrivals_open() const override { return server_ && (server_->accepting() || server_->open_requests() > 0); }
+  void OnRequestEnded(const RequestRecord& rec) override;
+  // The served port (0 without a server).
+  int port() const { return server_ ? server_->port() : 0; }
+  // The requests served, as they arrived (arrival stamped): the diff's
+  // simulation replays them.
+  const std::vector<Request>& served() const { return served_; }
 
   std::vector<ReplicaLiveStats> Stats();
   // What makes the diff against the simulation less meaningful (replicas
@@ -70,6 +87,10 @@ class LiveMode final : public ExecutionMode {
   std::vector<const PerfModel*> perf_;                   // the replica's pool's
   std::vector<ReplicaLiveStats> info_;
   std::vector<std::string> warnings_;
+  std::unique_ptr<CompletionServer> server_;
+  std::function<void(Request&&)> arrive_;  // driving thread
+  std::vector<Request> served_;             // driving thread
+  Simulation* sim_ = nullptr;               // the run's, between Start and Finish
 };
 
 }  // namespace fleetsim::live

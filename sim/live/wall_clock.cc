@@ -15,17 +15,22 @@ constexpr SimTime kSpinNs = 200 * 1000;
 
 void WallClock::Start() {
   t0_ = std::chrono::steady_clock::now();
-  started_ = true;
+  started_.store(true, std::memory_order_release);
 }
 
 SimTime WallClock::Now() const {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0_).count();
 }
 
-void WallClock::Post(std::function<void()> fn) {
+void WallClock::Post(std::function<void()> fn) { Enqueue(std::move(fn), true); }
+
+void WallClock::PostExternal(std::function<void()> fn) { Enqueue(std::move(fn), false); }
+
+void WallClock::Enqueue(std::function<void()> fn, bool ends_work) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    inbox_.push_back(Posted{Now(), std::move(fn)});
+    // Posted before the clock started: due at its start.
+    inbox_.push_back(Posted{started() ? Now() : 0, std::move(fn), ends_work});
     posted_.store(static_cast<int64_t>(inbox_.size()), std::memory_order_release);
   }
   cv_.notify_one();
@@ -42,7 +47,7 @@ void WallClock::WaitFor(SimTime t) {
 }
 
 void WallClock::RunUntil(Simulation& sim, SimTime until, SimTime wall_slice) {
-  if (!started_) Start();
+  if (!started()) Start();
   const SimTime slice_end = Now() + wall_slice;
   std::vector<Posted> ready;
   for (;;) {
@@ -61,7 +66,7 @@ void WallClock::RunUntil(Simulation& sim, SimTime until, SimTime wall_slice) {
       const SimTime at = std::max(p.at, sim.now());
       sim.Run(at);
       sim.AdvanceTo(at);
-      --outstanding_;
+      if (p.ends_work) --outstanding_;
       p.fn();
     }
     ready.clear();
@@ -79,7 +84,7 @@ void WallClock::RunUntil(Simulation& sim, SimTime until, SimTime wall_slice) {
       sim.Run(now);
       return;
     }
-    if (next == kTimeNever && outstanding_ == 0) return;
+    if (next == kTimeNever && outstanding_ == 0 && !open_) return;
     WaitFor(std::min({next, until, slice_end}));
   }
 }
@@ -89,7 +94,7 @@ void WallClock::Clear() {
   inbox_.clear();
   posted_.store(0, std::memory_order_release);
   outstanding_ = 0;
-  started_ = false;
+  started_.store(false, std::memory_order_release);
 }
 
 }  // namespace fleetsim::live

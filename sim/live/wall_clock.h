@@ -29,7 +29,7 @@ class WallClock {
 
   // Simulated time 0 is now. RunUntil starts the clock if nobody did.
   void Start();
-  bool started() const { return started_; }
+  bool started() const { return started_.load(std::memory_order_acquire); }
   // Nanoseconds of wall time since Start.
   SimTime Now() const;
 
@@ -39,6 +39,12 @@ class WallClock {
   // Any thread: runs `fn` on the driving thread, at the wall time of this
   // call, and ends one Begin.
   void Post(std::function<void()> fn);
+  // Any thread: runs `fn` on the driving thread at the wall time of this
+  // call, with no Begin to end (an arrival from outside: live mode's server).
+  void PostExternal(std::function<void()> fn);
+  // While open, RunUntil waits out its slice when nothing is pending (work
+  // may be posted from outside at any time) rather than returning at once.
+  void set_open(bool open) { open_ = open; }
   // Work begun and not yet posted back, or posted and not yet run.
   bool busy() const { return outstanding_ > 0; }
 
@@ -61,14 +67,17 @@ class WallClock {
   struct Posted {
     SimTime at;
     std::function<void()> fn;
+    bool ends_work = true;  // ends a Begin
   };
+  void Enqueue(std::function<void()> fn, bool ends_work);
   // Waits until wall time `t` or until something is posted.
   void WaitFor(SimTime t);
 
-  bool started_ = false;
+  std::atomic<bool> started_{false};  // t0_ is set before it is
   std::chrono::steady_clock::time_point t0_;
   int64_t outstanding_ = 0;  // driving thread only
   bool spin_while_busy_ = false;
+  std::atomic<bool> open_{false};
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Posted> inbox_;

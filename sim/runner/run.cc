@@ -1171,14 +1171,16 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     if (on_finished) on_finished(rec);
     if (scaled_cluster) scaled_cluster->OnRequestEnded(rec);
     if (gateway_ptr) gateway_ptr->OnRequestEnded(rec);
+    if (options.execution) options.execution->OnRequestEnded(rec);
   });
   bool autoscaled = false;
   for (const PoolPlan& p : pools_) autoscaled = autoscaled || p.spec->autoscaler.has_value();
   // Replicas report straight to the metrics unless someone else listens
   // (the forwarding costs a call per iteration and token gap).
   RunObserver& observer =
-      closed_loop || options.on_request || autoscaled || canary_pool >= 0 ? static_cast<RunObserver&>(forwarding)
-                                                                          : *metrics;
+      closed_loop || options.on_request || autoscaled || canary_pool >= 0 || options.execution
+          ? static_cast<RunObserver&>(forwarding)
+          : *metrics;
 
   // The fleet.
   const std::vector<std::unique_ptr<PerfModel>>& perf = perf_;
@@ -1402,7 +1404,14 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       sim.Stop();
     }
   };
-  if (closed_loop) {
+  const bool external = live && live->external_arrivals();
+  if (external) {
+    // Live mode's server sends the requests; the traffic is not read.
+    live->AttachArrivals([&](Request&& req) {
+      req.arrival = sim.now();
+      route(std::move(req));
+    });
+  } else if (closed_loop) {
     on_finished = [&](const RequestRecord& rec) {
       if (closing) return;
       auto it = client_of.find(rec.id);
@@ -1465,7 +1474,10 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
   };
   // With failures configured, their events never run out: the run is over
   // when no request is to come or held.
-  auto traffic_done = [&] { return !have && sends_pending == 0 && cluster.Idle() && (!gateway || gateway->Idle()); };
+  auto traffic_done = [&] {
+    return !have && sends_pending == 0 && cluster.Idle() && (!gateway || gateway->Idle()) &&
+           !(live && live->arrivals_open());
+  };
   std::function<void()> sampler = [&] {
     if (sim.pending() == 0 && !have && !(live && live->busy())) return;  // only the sampler was left: the run is over
     if (endless && traffic_done()) return;
@@ -1490,7 +1502,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     }
     SimTime next = sim.now() + interval;
     const SimTime next_event = sim.next_time();
-    if (cluster.Idle() && next_event > next) next = sim.now() + (next_event - sim.now() + interval - 1) / interval * interval;
+    if (cluster.Idle() && next_event > next && next_event != kTimeNever) next = sim.now() + (next_event - sim.now() + interval - 1) / interval * interval;
     sim.At(next, sampler);
   };
   sim.At(interval, sampler);

@@ -127,6 +127,16 @@ class ExecutionMode {
   virtual Status status() = 0;
   // The run is over (ended, failed or interrupted): stop, drop late work.
   virtual void Finish() = 0;
+
+  // Arrivals from outside (live mode's server): the scenario's traffic is
+  // not sent; the mode routes each arriving request with `arrive`
+  // (driving thread, inside Advance), which stamps its arrival now.
+  virtual bool external_arrivals() const { return false; }
+  virtual void AttachArrivals(std::function<void(Request&&)> arrive) { (void)arrive; }
+  // More outside arrivals may come: the run does not end while so.
+  virtual bool arrivals_open() const { return false; }
+  // Every request's end, as the metrics hear it (driving thread).
+  virtual void OnRequestEnded(const RequestRecord& rec) { (void)rec; }
 };
 
 // How to run, beyond the scenario.
