@@ -70,6 +70,7 @@ configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
 
 build: configure
+	@echo "make build: starts at $$(date -u +%T)"
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Just the executable: a first run needs neither the tests nor nvcc's work on
@@ -83,13 +84,18 @@ run: build-fleetsim
 
 # deps-test first: configuring the tests may look for what it installs (MPI).
 test-unit: deps-test build
+	@echo "make test-unit: tests start at $$(date -u +%T)"
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@echo "make test-unit: done at $$(date -u +%T)"
 
 test-asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" -DFLEETSIM_SANITIZE=ON \
 	  -DFLEETSIM_CUDA=OFF -DFLEETSIM_MPI=OFF -DFLEETSIM_BENCH=OFF
+	@echo "make test-asan: build starts at $$(date -u +%T)"
 	cmake --build build-asan -j $(JOBS)
+	@echo "make test-asan: tests start at $$(date -u +%T)"
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+	@echo "make test-asan: done at $$(date -u +%T)"
 
 build-fuzz: deps
 	CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEETSIM_FUZZ=ON -DFLEETSIM_MPI=OFF \
@@ -97,6 +103,7 @@ build-fuzz: deps
 	cmake --build build-fuzz -j $(JOBS) --target $(FUZZERS)
 
 test-fuzz: build-fuzz
+	@echo "make test-fuzz: fuzzing starts at $$(date -u +%T)"
 	@set -e; for f in $(FUZZERS); do \
 	  mkdir -p build-fuzz/corpus/$$f; \
 	  echo "fuzzing $$f for $(FUZZ_SECONDS) s"; \
@@ -109,7 +116,7 @@ fuzz:
 	$(MAKE) test-fuzz FUZZ_SECONDS=60
 
 test: test-unit test-asan test-fuzz
-	@echo "make test: all stages passed"
+	@echo "make test: all stages passed at $$(date -u +%T)"
 
 bench: build
 	./$(BUILD)/tests/bench/engine_bench --benchmark_min_time=0.2
