@@ -1581,8 +1581,9 @@ struct LiveChoices {
   // --serve: the requests come from an endpoint on loopback.
   bool serve = false;
   int port = 8000;
-  int64_t serve_requests = 1000;
+  int64_t serve_requests = 10000;
   double serve_seconds = 600;
+  int serve_connections = 1024;
 };
 
 // Calibrates `backend` for `model` on the quick grid into `path` (device
@@ -1673,6 +1674,7 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     so.port = lc.port;
     so.max_requests = lc.serve_requests;
     so.max_seconds = lc.serve_seconds;
+    so.max_connections = lc.serve_connections;
     lo.serve = so;
   }
   auto mode = std::make_unique<live::LiveMode>(lo);
@@ -1936,6 +1938,10 @@ int main(int argc, char** argv) {
   live->add_option("--serve-seconds", live_choices.serve_seconds,
                    "--serve: accept no completion after this many seconds, then end once those accepted have")
       ->check(NumberIn(0.1, 86400 * 7))
+      ->capture_default_str();
+  live->add_option("--serve-connections", live_choices.serve_connections,
+                   "--serve: at most this many connections at once (more are answered 503)")
+      ->check(CLI::Range(1, 65536))
       ->capture_default_str();
 
   std::string vscenario;

@@ -9,6 +9,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <sys/resource.h>
 #include <thread>
 #include <unordered_map>
 
@@ -162,7 +163,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     BeginStream();
-    Queue(Chunk("data: " + ChunkJson(std::string(text), nullptr) + "\n\n"));
+    Queue(Chunk("data: " + ChunkJson(std::string(text)) + "\n\n"));
   }
   void OnFinished(RequestStatus status, std::string reason, int32_t generated) {
     if (!waiting_ || done_) return;
@@ -200,11 +201,18 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     BeginStream();
-    if (ok) {
-      Queue(Chunk("data: " + ChunkJson("", "length") + "\n\n"));
-    } else {
+    if (!ok) {
+      // Failed mid-stream: an error event (clients that read one report
+      // it), then the connection closes without the chunked body's end, so
+      // that every client records a failure rather than a short success.
       Queue(Chunk("data: " + ErrorBody(code, why) + "\n\n"));
+      keep_alive_ = false;
+      EndResponse();
+      return;
     }
+    // The last token's chunk carried finish_reason; a completion cut short
+    // (its prompt filled the context) says so in one empty chunk.
+    if (sent_ < max_tokens_) Queue(Chunk("data: " + ChunkJson("", true) + "\n\n"));
     if (include_usage_) {
       nlohmann::json j = Envelope(true);
       j["choices"] = nlohmann::json::array();
@@ -224,7 +232,7 @@ class Session : public std::enable_shared_from_this<Session> {
       text_ += text;
     } else {
       BeginStream();
-      Queue(Chunk("data: " + ChunkJson(std::string(text), nullptr) + "\n\n"));
+      Queue(Chunk("data: " + ChunkJson(std::string(text)) + "\n\n"));
     }
   }
 
@@ -264,7 +272,7 @@ class Session : public std::enable_shared_from_this<Session> {
       if (target == "/health") return Respond(200, "{}");
       nlohmann::json data = nlohmann::json::array();
       for (const std::string& m : server_.models)
-        data.push_back({{"id", m}, {"object", "model"}, {"created", server_.created}, {"owned_by", "fleetsim"}});
+        data.push_back({{"id", m}, {"object", "model"}, {"created", server_.created}, {"owned_by", "fleetsim"}, {"root", m}});
       return Respond(200, nlohmann::json{{"object", "list"}, {"data", data}}.dump());
     }
     if (target != "/v1/completions" && target != "/v1/chat/completions")
@@ -297,7 +305,8 @@ class Session : public std::enable_shared_from_this<Session> {
       for (size_t i = 0; i < j["messages"].size(); ++i) {
         const nlohmann::json& m = j["messages"][i];
         const std::string where = "messages[" + std::to_string(i) + "]";
-        if (!m.is_object() || !m.contains("content")) return bad(where + ": expected an object with content");
+        if (!m.is_object()) return bad(where + ": expected an object");
+        if (!m.contains("content")) continue;  // an assistant's tool calls, say: no text
         const nlohmann::json& c = m["content"];
         if (c.is_string()) {
           bytes += c.get_ref<const std::string&>().size();
@@ -333,7 +342,7 @@ class Session : public std::enable_shared_from_this<Session> {
         return bad(std::string(k) + ": expected an integer from 1");
       max_tokens = j[k].get<int64_t>();
     }
-    if (j.contains("n") && !(j["n"].is_number_integer() && j["n"].get<int64_t>() == 1))
+    if (j.contains("n") && !j["n"].is_null() && !(j["n"].is_number_integer() && j["n"].get<int64_t>() == 1))
       return bad("n: only 1 completion per request is served");
     if (prompt > (int64_t{1} << 30)) return bad("prompt: too long");
     stream_mode_ = false;
@@ -377,12 +386,15 @@ class Session : public std::enable_shared_from_this<Session> {
   nlohmann::json Usage() const {
     return {{"prompt_tokens", prompt_tokens_}, {"completion_tokens", sent_}, {"total_tokens", prompt_tokens_ + sent_}};
   }
-  std::string ChunkJson(const std::string& text, const char* finish) const {
+  // A streamed chunk: a token's text (the last one, sent_ == max_tokens_,
+  // with finish_reason "length", as vLLM sends it), or, with `end`, an empty
+  // one that only finishes.
+  std::string ChunkJson(const std::string& text, bool end = false) const {
     nlohmann::json j = Envelope(true);
     nlohmann::json choice = {{"index", 0}};
     if (chat_) {
       nlohmann::json delta = nlohmann::json::object();
-      if (!finish) {
+      if (!end) {
         if (sent_ == 1) delta["role"] = "assistant";
         delta["content"] = text;
       }
@@ -391,7 +403,8 @@ class Session : public std::enable_shared_from_this<Session> {
       choice["text"] = text;
       choice["logprobs"] = nullptr;
     }
-    choice["finish_reason"] = finish ? nlohmann::json(finish) : nlohmann::json(nullptr);
+    const bool last = end || sent_ >= max_tokens_;
+    choice["finish_reason"] = last ? nlohmann::json("length") : nlohmann::json(nullptr);
     j["choices"] = nlohmann::json::array({choice});
     return j.dump();
   }
@@ -427,12 +440,16 @@ class Session : public std::enable_shared_from_this<Session> {
     out_.push_back(std::move(data));
     if (!writing_) Write();
   }
+  // Writes everything queued in one write (a token's chunk is not held
+  // back behind the previous one's acknowledgement).
   void Write() {
     writing_ = true;
+    wire_.clear();
+    for (const std::string& s : out_) wire_ += s;
+    out_.clear();
     stream_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
         std::chrono::duration<double>(kWriteTimeoutS)));
-    net::async_write(stream_, net::buffer(out_.front()), [self = shared_from_this()](beast::error_code ec, size_t) {
-      self->out_.pop_front();
+    net::async_write(stream_, net::buffer(wire_), [self = shared_from_this()](beast::error_code ec, size_t) {
       if (ec) {
         // The client went away: its request runs on in the fleet (no
         // cancellation), and nothing more is written.
@@ -454,6 +471,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::deque<std::string> out_;
+  std::string wire_;  // what is being written
   bool writing_ = false;
   bool reading_ = false;
   bool end_after_writes_ = false;
@@ -492,6 +510,10 @@ void CompletionServer::Impl::Accept() {
       socket.close(wec);
       return Accept();
     }
+    // Small writes (a token's chunk) go out at once, not after the client's
+    // delayed acknowledgement of the previous one (Nagle: up to 40 ms).
+    beast::error_code nec;
+    socket.set_option(tcp::no_delay(true), nec);
     auto s = std::make_shared<Session>(*this, std::move(socket));
     sessions.emplace(s.get(), s);
     {
@@ -523,6 +545,16 @@ Status CompletionServer::Open(const ServeOptions& options, std::vector<std::stri
                               std::unique_ptr<CompletionServer>* out) {
   if (models.empty()) return Status::Invalid("serve: no model to serve");
   if (options.port < 0 || options.port > 65535) return Status::Invalid("serve: --port: expected 0 to 65535");
+  if (options.max_connections < 1) return Status::Invalid("serve: --serve-connections: expected at least 1");
+  // A descriptor per connection: raise the soft limit toward the hard one
+  // when the bound needs it (the default soft limit is often 1024).
+  if (rlimit rl{}; getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    const rlim_t want = static_cast<rlim_t>(options.max_connections) + 128;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+      rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : std::min(want, rl.rlim_max);
+      setrlimit(RLIMIT_NOFILE, &rl);
+    }
+  }
   auto impl = std::make_unique<Impl>(options, std::move(models), std::move(submit));
   beast::error_code ec;
   const tcp::endpoint ep(net::ip::make_address("127.0.0.1"), static_cast<uint16_t>(options.port));

@@ -42,9 +42,9 @@ namespace fleetsim::live {
 
 struct ServeOptions {
   int port = 8000;  // 0: a free port (port() says which)
-  int64_t max_requests = 1000;
+  int64_t max_requests = 10000;
   double max_seconds = 600;
-  int max_connections = 256;
+  int max_connections = 1024;
   double idle_timeout_s = 60;
   int32_t default_max_tokens = 16;
 };

@@ -196,6 +196,7 @@ TEST(Serve, StreamsTheTokensAskedForAndEndsAtItsBound) {
     const HttpResponse models = c.Call("GET", "/v1/models");
     ASSERT_EQ(models.status, 200) << models.error;
     EXPECT_EQ(json::parse(models.body)["data"][0]["id"], "tiny");
+    EXPECT_EQ(json::parse(models.body)["data"][0]["root"], "tiny");  // vllm bench serve reads it without --model
     // Refused, and not counted against the bound.
     EXPECT_EQ(c.Call("POST", "/v1/completions", "{not json").status, 400);
     EXPECT_EQ(c.Call("POST", "/v1/completions", R"({"max_tokens": 3})").status, 400);
@@ -229,7 +230,7 @@ TEST(Serve, StreamsTheTokensAskedForAndEndsAtItsBound) {
     const std::vector<std::string> ev = r.Events();
     ASSERT_FALSE(ev.empty());
     EXPECT_EQ(ev.back(), "[DONE]");
-    int texts = 0;
+    int texts = 0, choice_chunks = 0;
     std::string finish;
     json usage;
     for (const std::string& e : ev) {
@@ -237,12 +238,17 @@ TEST(Serve, StreamsTheTokensAskedForAndEndsAtItsBound) {
       const json j = json::parse(e);
       if (j.contains("usage")) usage = j["usage"];
       if (j["choices"].empty()) continue;
+      ++choice_chunks;
       const json& c = j["choices"][0];
+      EXPECT_TRUE(finish.empty()) << "stream " << i << ": a chunk after the one that finished";
       if (!c["finish_reason"].is_null()) finish = c["finish_reason"];
       const bool has_text = i == 3 ? c["delta"].contains("content") : !c["text"].get<std::string>().empty();
       if (has_text) ++texts;
     }
     EXPECT_EQ(texts, lengths[i]) << "stream " << i << ": one chunk per token";
+    // The last token's chunk finishes (as vLLM's do): no empty chunk after
+    // it, which a client would count as one more inter-token gap.
+    EXPECT_EQ(choice_chunks, lengths[i]) << "stream " << i;
     EXPECT_EQ(finish, "length");
     if (i < 3) {
       ASSERT_TRUE(usage.is_object()) << "include_usage asked for";
