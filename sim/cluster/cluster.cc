@@ -759,7 +759,7 @@ void Cluster::PollDrain(size_t r, int i, uint64_t epoch, SimTime deadline) {
   ++m.epoch;
   const uint64_t e2 = m.epoch;
   Transition(i, ReplicaPhase::kStarting);
-  sim_.After(m.placement.start, [this, r, i, e2, batch_done] {
+  sim_.After(m.placement.start, [this, i, e2, batch_done] {
     Member& mm = replicas_[i];
     mm.restarting = false;
     if (mm.epoch == e2) {

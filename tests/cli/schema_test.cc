@@ -681,7 +681,9 @@ TEST(ScenarioSchema, NumericBoundsEqualTheParsers) {
   const std::vector<NumericBound> bounds = ScenarioNumericBounds();
   std::set<std::string> seen;
   int compared = 0;
-  for (const auto& [path, node] : NumericLeaves()) {
+  for (const auto& leaf : NumericLeaves()) {
+    const std::string& path = leaf.first;
+    const auto& node = leaf.second;
     SCOPED_TRACE(path);
     const auto it = std::find_if(bounds.begin(), bounds.end(), [&](const NumericBound& b) { return b.path == path; });
     ASSERT_NE(it, bounds.end()) << "no parser bound for " << path;

@@ -259,7 +259,7 @@ TEST_F(PlannerTest, FixedRangeAgreesWithBisection) {
   for (const int64_t fixed : {n - 1, n}) {
     SCOPED_TRACE("fixed at " + std::to_string(fixed));
     json j = BasePlan();
-    j["dimensions"][0]["values"] = {j["dimensions"][0]["values"][fam]};
+    j["dimensions"][0]["values"] = json::array({j["dimensions"][0]["values"][fam]});
     j["dimensions"][1]["min"] = fixed;
     j["dimensions"][1]["max"] = fixed;
     auto one = MustRun(j);

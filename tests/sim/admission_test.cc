@@ -148,7 +148,7 @@ TEST(ClusterAdmission, ReplicaQueueLimitRejectsOnceTheQueueIsFull) {
   RouterRegistry routers;
   RegisterBuiltinRouters(&routers);
   std::unique_ptr<Router> router;
-  ASSERT_TRUE(routers.Find("round_robin")->factory(RouterContext{sim.Stream("router"), {}}, &router).ok());
+  ASSERT_TRUE(routers.Find("round_robin")->factory(RouterContext{sim.Stream("router"), {}, "fleet.router_options", nullptr}, &router).ok());
   cluster.SetRouter(std::move(router));
   cluster.SetReplicaQueueLimit(2);
   ReplicaOptions o;

@@ -24,7 +24,7 @@ struct ClusterRig {
     RouterRegistry routers;
     RegisterBuiltinRouters(&routers);
     std::unique_ptr<Router> router;
-    EXPECT_TRUE(routers.Find("round_robin")->factory(RouterContext{sim.Stream("router"), {}}, &router).ok());
+    EXPECT_TRUE(routers.Find("round_robin")->factory(RouterContext{sim.Stream("router"), {}, "fleet.router_options", nullptr}, &router).ok());
     cluster.SetRouter(std::move(router));
     for (int i = 0; i < n; ++i) {
       ReplicaOptions o;

@@ -62,7 +62,7 @@ struct DisaggRig {
     RouterRegistry routers;
     RegisterBuiltinRouters(&routers);
     std::unique_ptr<Router> router;
-    EXPECT_TRUE(routers.Find("round_robin")->factory(RouterContext{sim.Stream("router"), {}}, &router).ok());
+    EXPECT_TRUE(routers.Find("round_robin")->factory(RouterContext{sim.Stream("router"), {}, "fleet.router_options", nullptr}, &router).ok());
     cluster.SetRouter(std::move(router));
     Cluster::Disaggregation d;
     d.pick = pick;
