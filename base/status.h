@@ -25,8 +25,17 @@ class Status {
     return s;
   }
 
+  // The machine, not the input, is in the way: a port already taken. The
+  // CLI exits 1 for it, not 2.
+  static Status Unavailable(std::string msg) {
+    Status s(std::move(msg));
+    s.unavailable_ = true;
+    return s;
+  }
+
   bool ok() const { return !failed_; }
   bool infeasible() const { return infeasible_; }
+  bool unavailable() const { return unavailable_; }
   const std::string& message() const { return msg_; }
 
   // Prefixes the message with `where` ("file.json: "), for callers that know
@@ -35,6 +44,7 @@ class Status {
     if (ok()) return *this;
     Status s(where + msg_);
     s.infeasible_ = infeasible_;
+    s.unavailable_ = unavailable_;
     return s;
   }
 
@@ -43,6 +53,7 @@ class Status {
   std::string msg_;
   bool failed_ = false;
   bool infeasible_ = false;
+  bool unavailable_ = false;
 };
 
 #define FLEETSIM_RETURN_IF_ERROR(expr)         \

@@ -1580,10 +1580,7 @@ struct LiveChoices {
   bool diff = true;
   // --serve: the requests come from an endpoint on loopback.
   bool serve = false;
-  int port = 8000;
-  int64_t serve_requests = 10000;
-  double serve_seconds = 600;
-  int serve_connections = 1024;
+  live::ServeOptions serve_options;
 };
 
 // Calibrates `backend` for `model` on the quick grid into `path` (device
@@ -1669,18 +1666,11 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
   live::LiveOptions lo;
   lo.backend = lc.backend;
   lo.seed = seed.value_or(run->spec().seed);
-  if (lc.serve) {
-    live::ServeOptions so;
-    so.port = lc.port;
-    so.max_requests = lc.serve_requests;
-    so.max_seconds = lc.serve_seconds;
-    so.max_connections = lc.serve_connections;
-    lo.serve = so;
-  }
+  if (lc.serve) lo.serve = lc.serve_options;
   auto mode = std::make_unique<live::LiveMode>(lo);
   s = mode->Prepare(*run);
   if (!s.ok()) {
-    if (lc.serve && s.message().rfind("live: serve: ", 0) == 0) {
+    if (s.unavailable()) {
       std::fprintf(stderr, "fleetsim: %s\n", s.message().c_str());  // the port's: not the input's
       return 1;
     }
@@ -1691,7 +1681,7 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     std::fprintf(stderr,
                  "fleetsim live: serving http://127.0.0.1:%d/v1 (completions and chat completions, streaming); "
                  "at most %lld requests, accepted for %g s\n",
-                 mode->port(), static_cast<long long>(lc.serve_requests), lc.serve_seconds);
+                 mode->port(), static_cast<long long>(lc.serve_options.max_requests), lc.serve_options.max_seconds);
     std::fflush(stderr);
   }
   if (!quiet && !lc.serve) {
@@ -1739,7 +1729,6 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     served.max_arrival_s = std::numeric_limits<double>::infinity();
     served.max_requests = std::numeric_limits<int64_t>::max();
   }
-  const int64_t served_count = lc.serve ? static_cast<int64_t>(mode->served().size()) : 0;
   mode.reset();  // the workers end here
   {
     JsonWriter w;
@@ -1758,7 +1747,7 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     w.Key("profile").String(calibrated ? "profile.json" : spec.perf_profile);
     w.Key("wall_s").Double(live_report.wall_s);
     if (lc.serve)
-      w.Key("served").BeginObject().Key("requests").Int(served_count).Key("note").String(
+      w.Key("served").BeginObject().Key("requests").Int(static_cast<int64_t>(served.requests->size())).Key("note").String(
           "requests from the endpoint (--serve), not the scenario's traffic; the diff's simulation replays them")
           .EndObject();
     w.Key("replicas").BeginArray();
@@ -1928,18 +1917,18 @@ int main(int argc, char** argv) {
   live->add_flag("--serve", live_choices.serve,
                  "take the requests from an OpenAI-compatible endpoint on 127.0.0.1 (POST /v1/completions, "
                  "/v1/chat/completions; streaming) instead of the scenario's traffic");
-  live->add_option("--port", live_choices.port, "--serve: the port (0: a free one, printed)")
+  live->add_option("--port", live_choices.serve_options.port, "--serve: the port (0: a free one, printed)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  live->add_option("--serve-requests", live_choices.serve_requests,
+  live->add_option("--serve-requests", live_choices.serve_options.max_requests,
                    "--serve: accept at most this many completions, then end once they have")
       ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
       ->capture_default_str();
-  live->add_option("--serve-seconds", live_choices.serve_seconds,
+  live->add_option("--serve-seconds", live_choices.serve_options.max_seconds,
                    "--serve: accept no completion after this many seconds, then end once those accepted have")
       ->check(NumberIn(0.1, 86400 * 7))
       ->capture_default_str();
-  live->add_option("--serve-connections", live_choices.serve_connections,
+  live->add_option("--serve-connections", live_choices.serve_options.max_connections,
                    "--serve: at most this many connections at once (more are answered 503)")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();

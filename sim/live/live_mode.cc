@@ -91,10 +91,9 @@ Status LiveMode::Prepare(const ScenarioRun& run) {
           // I/O thread: the request arrives on the driving thread, now.
           clock_.PostExternal([this, r = std::move(r)]() mutable {
             if (!arrive_) return;
-            Request copy = r;
+            r.arrival = sim_->now();  // as arrive_ stamps it
+            served_.push_back(r);
             arrive_(std::move(r));
-            copy.arrival = sim_ ? sim_->now() : 0;
-            served_.push_back(std::move(copy));
           });
         },
         &server_).WithPrefix("live: "));

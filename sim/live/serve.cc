@@ -67,6 +67,10 @@ std::string Response(int code, const std::string& content_type, const std::strin
   return r;
 }
 
+std::chrono::steady_clock::duration Seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+}
+
 std::string Chunk(const std::string& data) {
   char size[32];
   std::snprintf(size, sizeof size, "%zx\r\n", data.size());
@@ -89,29 +93,22 @@ class CompletionServer::Impl {
   Impl(const ServeOptions& o, std::vector<std::string> models, Submit submit)
       : options(o), models(std::move(models)), submit(std::move(submit)), acceptor(ioc),
         guard(net::make_work_guard(ioc)),
-        deadline(std::chrono::steady_clock::now() +
-                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                     std::chrono::duration<double>(std::max(0.0, o.max_seconds)))),
+        deadline(std::chrono::steady_clock::now() + Seconds(std::max(0.0, o.max_seconds))),
         created(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                     .count()) {}
 
   bool accepting() const {
     return !stopped.load() && accepted.load() < options.max_requests && std::chrono::steady_clock::now() < deadline;
   }
-  // I/O thread: claims an id for a completion, or says why not.
+  // I/O thread (the only one that claims): an id for a completion, or none
+  // past the bounds.
   std::optional<uint64_t> Claim() {
     open.fetch_add(1);  // before the claim: open_requests() never reads 0 while one is being accepted
     if (!accepting()) {
       open.fetch_sub(1);
       return std::nullopt;
     }
-    const int64_t id = accepted.fetch_add(1);
-    if (id >= options.max_requests) {
-      accepted.fetch_sub(1);
-      open.fetch_sub(1);
-      return std::nullopt;
-    }
-    return static_cast<uint64_t>(id);
+    return static_cast<uint64_t>(accepted.fetch_add(1));
   }
 
   void Accept();
@@ -245,8 +242,7 @@ class Session : public std::enable_shared_from_this<Session> {
     reading_ = true;
     parser_.emplace();
     parser_->body_limit(kBodyLimit);
-    stream_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(server_.options.idle_timeout_s)));
+    stream_.expires_after(Seconds(server_.options.idle_timeout_s));
     http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
       self->reading_ = false;
       if (ec == http::error::body_limit) {
@@ -447,8 +443,7 @@ class Session : public std::enable_shared_from_this<Session> {
     wire_.clear();
     for (const std::string& s : out_) wire_ += s;
     out_.clear();
-    stream_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(kWriteTimeoutS)));
+    stream_.expires_after(Seconds(kWriteTimeoutS));
     net::async_write(stream_, net::buffer(wire_), [self = shared_from_this()](beast::error_code ec, size_t) {
       if (ec) {
         // The client went away: its request runs on in the fleet (no
@@ -563,7 +558,8 @@ Status CompletionServer::Open(const ServeOptions& options, std::vector<std::stri
   if (!ec) impl->acceptor.bind(ep, ec);
   if (!ec) impl->acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec)
-    return Status::Invalid("serve: cannot listen on 127.0.0.1:" + std::to_string(options.port) + ": " + ec.message());
+    return Status::Unavailable("serve: cannot listen on 127.0.0.1:" + std::to_string(options.port) + ": " +
+                               ec.message());
   Impl* p = impl.get();
   p->Accept();
   p->thread = std::thread([p] { p->ioc.run(); });
@@ -581,7 +577,6 @@ int CompletionServer::port() const {
 
 bool CompletionServer::accepting() const { return impl_->accepting(); }
 int64_t CompletionServer::open_requests() const { return impl_->open.load(); }
-int64_t CompletionServer::accepted() const { return impl_->accepted.load(); }
 
 void CompletionServer::OnTokens(const std::vector<std::pair<uint64_t, int32_t>>& tokens) {
   if (tokens.empty() || !impl_->thread.joinable()) return;
@@ -606,8 +601,6 @@ void CompletionServer::OnFinished(const RequestRecord& rec) {
     if (std::shared_ptr<Session> s = it->second.lock()) s->OnFinished(status, reason, generated);
   });
 }
-
-void CompletionServer::StopAccepting() { impl_->stopped.store(true); }
 
 void CompletionServer::Close(double drain_s) {
   Impl* p = impl_.get();

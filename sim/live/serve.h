@@ -69,15 +69,12 @@ class CompletionServer {
   bool accepting() const;
   // Accepted and not yet finished.
   int64_t open_requests() const;
-  int64_t accepted() const;
 
   // Driving thread: tokens sampled, (request id, token id) each, in order.
   void OnTokens(const std::vector<std::pair<uint64_t, int32_t>>& tokens);
   // Driving thread: the request ended (completed, rejected, failed or
   // unfinished); its response ends.
   void OnFinished(const RequestRecord& rec);
-  // No more completions are accepted (503).
-  void StopAccepting();
   // Stops accepting, lets responses in progress finish writing for up to
   // `drain_s`, closes every connection and joins the I/O thread.
   void Close(double drain_s = 2.0);

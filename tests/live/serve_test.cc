@@ -327,5 +327,29 @@ TEST(Serve, CliServesThenWritesItsFolder) {
   EXPECT_EQ(sj["requests"]["arrived"], 2) << "the diff's simulation replays the served requests";
 }
 
+// A port already taken is the machine's problem, not the input's: exit 1
+// (not 2), naming the port, and no output folder.
+TEST(Serve, TakenPortExitsOneNamingIt) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const int port = ntohs(a.sin_port);
+  ScratchDir dir;
+  const std::string scenario = dir.Write("s.json", TinyScenario().dump());
+  const clitest::CommandResult r = clitest::RunFleetsim("live " + ShellQuote(scenario) + " --serve --port " +
+                                                        std::to_string(port) + " --out " + ShellQuote(dir.File("o")));
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot listen on 127.0.0.1:" + std::to_string(port)), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("o")));
+}
+
 }  // namespace
 }  // namespace fleetsim
