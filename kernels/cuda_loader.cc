@@ -8,11 +8,9 @@
 #include <string_view>
 #include <system_error>
 
-// kernels/CMakeLists.txt hashes the interface headers into this definition,
-// for this file and for the module's entry point alike.
-#if !defined(FLEETSIM_CUDA_INTERFACE_HASH)
-#error "FLEETSIM_CUDA_INTERFACE_HASH is not defined (kernels/CMakeLists.txt sets it)"
-#endif
+// kernels/CMakeLists.txt hashes the interface headers into this header, for
+// this file and for the module's entry point alike.
+#include "kernels/cuda_interface_hash.h"
 
 namespace fleetsim::kernels {
 namespace {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda_interface_hash.h"
 #include "kernels/cuda_module.h"
 #include "kernels/cuda/gemm.h"
 #include "kernels/cuda/launchers.h"
