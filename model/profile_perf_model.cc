@@ -61,6 +61,7 @@ Status ProfilePerfModel::Create(const Profile& profile, const std::string& profi
 
   std::unique_ptr<ProfilePerfModel> m(new ProfilePerfModel(model, gpu, shard, engine, ro));
   m->name_ = profile_name;
+  m->kernel_time_scale_ = ro.kernel_time_scale;
   m->model_ = model;
   m->layers_ = model.layers;
   m->tp_ = shard.tp;
@@ -217,6 +218,20 @@ double ProfilePerfModel::TotalNs(const BatchShape& shape, RooflinePerfModel::Bre
     const double one = all_reduce_ == Source::kProfile ? all_reduce_curve_.At(bytes)
                                                        : RingAllReduceNs(link_alpha_ns_, link_gbps_, tp_, bytes);
     total += d_all_reduce = layers_ * 2.0 * one - (b.all_reduce_ns - b.gather_ns - b.pp_send_ns);
+  }
+  if (kernel_time_scale_ != 1) {
+    // The measured kinds only (the roofline's own figures are not the
+    // profile's): each priced figure times the scale.
+    const double k = kernel_time_scale_ - 1;
+    auto rescale = [&](bool measured, double priced, double* d) {
+      if (!measured) return;
+      *d += k * priced;
+      total += k * priced;
+    };
+    rescale(gemm_ != Source::kRoofline, b.gemm_ns - b.lm_head_ns + d_gemm, &d_gemm);
+    rescale(elementwise_ != Source::kRoofline, b.elementwise_ns - b.moe_elementwise_ns + d_elementwise, &d_elementwise);
+    rescale(prefill_ != Source::kRoofline, b.attention_prefill_ns + d_prefill, &d_prefill);
+    rescale(decode_ != Source::kRoofline, b.attention_decode_ns + d_decode, &d_decode);
   }
   if (parts) {
     parts->gemm = b.gemm_ns + d_gemm;

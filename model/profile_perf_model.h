@@ -70,6 +70,7 @@ class ProfilePerfModel final : public PerfModel {
   double ElementwiseNs(double tokens) const;  // all layers plus the embedding
 
   RooflinePerfModel roofline_;
+  double kernel_time_scale_ = 1;  // RooflineOptions::kernel_time_scale
   std::string name_;
   ModelSpec model_;
   double layers_ = 0;

@@ -67,6 +67,13 @@ struct RooflineOptions {
   // Expert parallelism: routed rows on the busiest GPU over the mean (1:
   // the router spreads tokens evenly). The step waits for that GPU.
   double expert_load_skew = 1;
+  // The measured kernels' times (a profile's GEMMs, elementwise ops and
+  // attention; ProfilePerfModel only) multiplied by this. Not a scenario
+  // key: `fleetsim fit` sets it for a live run's replay to the ratio the
+  // run measured to what the profile predicted for the same batches, so
+  // the fitted engine terms hold what the executor adds to the kernels,
+  // not the machine's drift between calibration and run.
+  double kernel_time_scale = 1;
 };
 
 // The options a pool's roofline runs with: the scenario's, with the GPU's

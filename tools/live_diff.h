@@ -24,10 +24,23 @@ struct LiveDiff {
   std::vector<std::string> misses;  // "ttft p99: sim 12.3 ms, live 15.0 ms (-18.0%)"
 };
 
+// The same scenario simulated again with the profile's kernel times
+// multiplied by what the live run measured over what the profile predicted
+// for the same batches (RooflineOptions::kernel_time_scale): what is left
+// of the error once the kernels are priced at the speed they ran is the
+// rest of the model's (scheduling, batching, queueing, executor terms).
+struct KernelsAsRun {
+  double scale = 1;
+  const Summary* sim = nullptr;
+  std::string sim_requests;  // its requests.csv
+};
+
 // `sim_requests` and `live_requests`: the two runs' requests.csv (for the
 // distributions). `context`: lines for diff.md's head (what ran where).
+// `as_run` (may be null): reported beside the prediction; the targets are
+// the prediction's.
 Status DiffLiveRun(const Summary& sim, const Summary& live, const std::string& sim_requests,
                    const std::string& live_requests, const std::vector<std::string>& context,
-                   const LiveDiffTargets& targets, LiveDiff* out);
+                   const LiveDiffTargets& targets, const KernelsAsRun* as_run, LiveDiff* out);
 
 }  // namespace fleetsim

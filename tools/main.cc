@@ -1141,7 +1141,7 @@ Status WriteObservedCsv(const std::string& requests_csv, const std::string& path
 // (arrivals, lengths, TTFT, E2E) on the scenario live.json names, loaded
 // with the same overrides, time scale and profile. Live has no server in
 // front: the server terms do not apply.
-Status ReplayFromLiveFolder(const std::string& dir, ReplayRun* out) {
+Status ReplayFromLiveFolder(const std::string& dir, ReplayRun* out, std::optional<double>* kernel_scale) {
   const std::string live_json = (std::filesystem::path(dir) / "live.json").string();
   std::string text;
   FLEETSIM_RETURN_IF_ERROR(ReadWholeFile(live_json, "live run", &text)
@@ -1169,6 +1169,20 @@ Status ReplayFromLiveFolder(const std::string& dir, ReplayRun* out) {
   const std::filesystem::path profile(j["profile"].get<std::string>());
   if (!profile.empty()) spec->perf_profile = (profile.is_absolute() ? profile : std::filesystem::path(dir) / profile).string();
   if (j.contains("seed") && j["seed"].is_number_unsigned()) spec->seed = j["seed"].get<uint64_t>();
+  // The kernels as they ran (live.json's kernel_time_scale: measured over
+  // predicted time of the priced kinds), so that the fit's terms hold what
+  // the executor adds, not how far the machine drifted from its
+  // calibration. A run timed as whole steps only (cuda: null) is replayed
+  // at the profile's figures.
+  if (!j.contains("kernel_time_scale") || !(j["kernel_time_scale"].is_null() || j["kernel_time_scale"].is_number()))
+    return bad("kernel_time_scale", "expected a number or null (a live folder written before it was recorded: run "
+                                    "fleetsim live again)");
+  if (j["kernel_time_scale"].is_number()) {
+    const double k = j["kernel_time_scale"].get<double>();
+    if (!(k > 0) || !std::isfinite(k)) return bad("kernel_time_scale", "expected a positive number");
+    spec->roofline.kernel_time_scale = k;
+    if (kernel_scale) *kernel_scale = k;
+  }
   if (spec->pools.size() != 1)
     return Status::Invalid(live_json + ": scenario: fit replays one pool; the live run had " +
                            std::to_string(spec->pools.size()));
@@ -1201,8 +1215,13 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
     std::error_code ec;
     if (std::filesystem::is_directory(f, ec)) {
       ReplayRun r;
-      Status s = ReplayFromLiveFolder(f, &r);
+      std::optional<double> scale;
+      Status s = ReplayFromLiveFolder(f, &r, &scale);
       if (!s.ok()) return Fail(s);
+      if (!quiet)
+        std::printf(scale ? "%s: its kernels ran at %.3fx the profile's figures (live.json); replayed so\n"
+                          : "%s: its ops were not timed one by one; replayed at the profile's figures\n",
+                    f.c_str(), scale.value_or(1.0));
       runs.push_back(std::move(r));
       continue;
     }
@@ -1730,6 +1749,21 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     served.max_requests = std::numeric_limits<int64_t>::max();
   }
   mode.reset();  // the workers end here
+  // How fast the kernels ran against the profile's figures for the same
+  // batches: measured over predicted time of the priced kinds, over every
+  // replica's steps (per op: the cpu backend; none where only whole steps
+  // are timed).
+  std::optional<double> kernel_scale;
+  if (per_op) {
+    double measured = 0, predicted = 0;
+    for (const live::ReplicaLiveStats& r : stats) {
+      const live::OpTimes& m = r.worker.measured;
+      const IterationParts& p = r.worker.predicted;
+      measured += m.gemm + m.attention_prefill + m.attention_decode + m.elementwise;
+      predicted += p.gemm + p.attention_prefill + p.attention_decode + p.elementwise;
+    }
+    if (measured > 0 && predicted > 0) kernel_scale = measured / predicted;
+  }
   {
     JsonWriter w;
     w.BeginObject();
@@ -1746,6 +1780,8 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     // profile.json when live calibrated (beside this file), else the path used.
     w.Key("profile").String(calibrated ? "profile.json" : spec.perf_profile);
     w.Key("wall_s").Double(live_report.wall_s);
+    // fleetsim fit replays the run with its kernels priced so.
+    if (kernel_scale) w.Key("kernel_time_scale").Double(*kernel_scale); else w.Key("kernel_time_scale").Null();
     if (lc.serve)
       w.Key("served").BeginObject().Key("requests").Int(static_cast<int64_t>(served.requests->size())).Key("note").String(
           "requests from the endpoint (--serve), not the scenario's traffic; the diff's simulation replays them")
@@ -1795,6 +1831,8 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     if (!s.ok()) return Fail(s);
   }
   LiveDiff diff;
+  RunReport as_run_report;
+  KernelsAsRun as_run;
   if (lc.diff) {
     // The same scenario simulated: the same traffic and seed, this
     // machine's profile, into sim/.
@@ -1809,8 +1847,24 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
                                         std::to_string(stats.size()) + " replicas, time scale " +
                                         [&] { char b[32]; std::snprintf(b, sizeof b, "%g", lc.time_scale); return std::string(b); }());
     context.insert(context.begin() + 1, "scenario: " + path + ", seed " + std::to_string(run_seed));
+    // And again with the kernels at the speed they ran (sim_kernels_as_run/).
+    if (kernel_scale) {
+      ScenarioSpec scaled = spec;
+      scaled.roofline.kernel_time_scale = *kernel_scale;
+      std::unique_ptr<ScenarioRun> scaled_run;
+      s = ScenarioRun::Build(scaled, catalog, policies, &scaled_run);
+      const std::string dir = out->path() + "/sim_kernels_as_run";
+      if (s.ok()) s = MakeOutputDir(dir);
+      if (s.ok())
+        s = RunInto(*scaled_run, dir, run_seed, choices, nullptr, &as_run_report, nullptr, lc.serve ? &served : nullptr);
+      if (g_stop_signal) return InterruptedExit(out_dir);
+      if (!s.ok()) return Fail(s);
+      as_run.scale = *kernel_scale;
+      as_run.sim = &as_run_report.summary;
+      as_run.sim_requests = dir + "/requests.csv";
+    }
     s = DiffLiveRun(sim_report.summary, live_report.summary, sim_dir + "/requests.csv",
-                    out->path() + "/requests.csv", context, LiveDiffTargets{}, &diff);
+                    out->path() + "/requests.csv", context, LiveDiffTargets{}, kernel_scale ? &as_run : nullptr, &diff);
     if (s.ok()) s = WriteFile(out->path() + "/diff.json", diff.json);
     if (s.ok()) s = WriteFile(out->path() + "/diff.md", diff.markdown);
     for (const auto& [name, svg] : diff.svgs)
@@ -1827,9 +1881,28 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
       std::printf("diff        %s (sim vs live: P50 TTFT/TPOT within 5%%, P99 within 10%%)\n",
                   diff.within_targets ? "within targets" : "MISSED targets");
       for (const std::string& m : diff.misses) std::printf("            %s\n", m.c_str());
+      if (kernel_scale) {
+        // The same figures with the kernels priced at the speed they ran.
+        std::vector<std::string> rest;
+        for (const char* m : {"ttft", "tpot"})
+          for (const char* st : {"p50", "p99"}) {
+            const Distribution& a = std::string(m) == "ttft" ? as_run_report.summary.ttft : as_run_report.summary.tpot;
+            const Distribution& b = std::string(m) == "ttft" ? live_report.summary.ttft : live_report.summary.tpot;
+            const std::optional<double>& x = std::string(st) == "p50" ? a.p50 : a.p99;
+            const std::optional<double>& y = std::string(st) == "p50" ? b.p50 : b.p99;
+            if (x && y && *y != 0) {
+              char buf[64];
+              std::snprintf(buf, sizeof buf, "%s %s %+.1f%%", m, st, 100 * (*x - *y) / *y);
+              rest.push_back(buf);
+            }
+          }
+        std::string line;
+        for (const std::string& r : rest) line += (line.empty() ? "" : ", ") + r;
+        std::printf("            kernels ran at %.3fx the profile; priced so: %s\n", *kernel_scale, line.c_str());
+      }
     }
     std::printf("outputs     %s/{summary.json,requests.csv,timeseries.csv,itl.csv,run.json,live.json,observed.csv%s}\n",
-                out_dir.c_str(), lc.diff ? ",diff.json,diff.md,sim/" : "");
+                out_dir.c_str(), lc.diff ? (kernel_scale ? ",diff.json,diff.md,sim/,sim_kernels_as_run/" : ",diff.json,diff.md,sim/") : "");
   }
   return 0;
 }

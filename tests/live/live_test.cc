@@ -258,6 +258,29 @@ TEST(Live, BundledSmokeDiffIsClose) {
     EXPECT_EQ(p50["target"].get<double>(), 0.05);
   }
   std::printf("diff within targets: %s\n", d["within_targets"].get<bool>() ? "yes" : "no");
+  // Simulated again with the kernels at the speed they ran (the ratio
+  // live.json records): the drift is gone, what is left is the rest of the
+  // model's error, held closer.
+  const json& as_run = d["kernels_as_run"];
+  ASSERT_TRUE(as_run.is_object()) << d.dump();
+  const double scale = as_run["kernel_time_scale"].get<double>();
+  EXPECT_GT(scale, 0.3);
+  EXPECT_LT(scale, 3.0);
+  for (const char* m : {"ttft", "tpot"}) {
+    const json& p50 = as_run["metrics"][m]["p50"];
+    ASSERT_TRUE(p50["rel"].is_number()) << m;
+    EXPECT_LE(std::abs(p50["rel"].get<double>()), 0.25) << m << "\n" << as_run.dump();
+  }
+  std::printf("kernels ran at %.3fx the profile; priced so, within targets: %s\n", scale,
+              as_run["within_targets"].get<bool>() ? "yes" : "no");
+  EXPECT_TRUE(fs::exists(dir.File("out/sim_kernels_as_run/summary.json")));
+  EXPECT_NE(md_text.find("## With the kernels at the speed they ran"), std::string::npos) << md_text;
+  json live_json;
+  {
+    std::ifstream lj(dir.File("out/live.json"));
+    live_json = json::parse(lj);
+  }
+  EXPECT_DOUBLE_EQ(live_json["kernel_time_scale"].get<double>(), scale);
   // The live run's outputs are observations fleetsim fit replays.
   EXPECT_TRUE(fs::exists(dir.File("out/observed.csv")));
   r = RunFleetsim("fit " + ShellQuote(dir.File("out")) + " --quiet --out " + ShellQuote(dir.File("fit/engine.json")));
@@ -266,6 +289,17 @@ TEST(Live, BundledSmokeDiffIsClose) {
   const json e = json::parse(fitted);
   EXPECT_EQ(e["format"], "fleetsim-engine-profile");
   EXPECT_EQ(e["name"], "fleetsim_live");
+  // A live.json without its kernels' speed, or with a nonsense one, is
+  // refused naming the key.
+  for (const json& bad : {json(), json(-1.0), json("fast")}) {
+    json broken = live_json;
+    if (bad.is_null()) broken.erase("kernel_time_scale"); else broken["kernel_time_scale"] = bad;
+    std::ofstream(dir.File("out/live.json"), std::ios::trunc) << broken.dump();
+    r = RunFleetsim("fit " + ShellQuote(dir.File("out")) + " --quiet --out " + ShellQuote(dir.File("fit/bad.json")));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("live.json: kernel_time_scale: expected"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir.File("fit/bad.json")));
 }
 #endif
 
