@@ -220,18 +220,17 @@ double ProfilePerfModel::TotalNs(const BatchShape& shape, RooflinePerfModel::Bre
     total += d_all_reduce = layers_ * 2.0 * one - (b.all_reduce_ns - b.gather_ns - b.pp_send_ns);
   }
   if (kernel_time_scale_ != 1) {
-    // The measured kinds only (the roofline's own figures are not the
-    // profile's): each priced figure times the scale.
+    // The kernels' four kinds as priced (the profile's figures, and the
+    // roofline's where it prices a kind or the lm_head), each times the
+    // scale: the same sum the live run's ratio was taken over.
     const double k = kernel_time_scale_ - 1;
-    auto rescale = [&](bool measured, double priced, double* d) {
-      if (!measured) return;
-      *d += k * priced;
-      total += k * priced;
-    };
-    rescale(gemm_ != Source::kRoofline, b.gemm_ns - b.lm_head_ns + d_gemm, &d_gemm);
-    rescale(elementwise_ != Source::kRoofline, b.elementwise_ns - b.moe_elementwise_ns + d_elementwise, &d_elementwise);
-    rescale(prefill_ != Source::kRoofline, b.attention_prefill_ns + d_prefill, &d_prefill);
-    rescale(decode_ != Source::kRoofline, b.attention_decode_ns + d_decode, &d_decode);
+    const double gemm = b.gemm_ns + d_gemm, elementwise = b.elementwise_ns + d_elementwise,
+                 prefill = b.attention_prefill_ns + d_prefill, decode = b.attention_decode_ns + d_decode;
+    d_gemm += k * gemm;
+    d_elementwise += k * elementwise;
+    d_prefill += k * prefill;
+    d_decode += k * decode;
+    total += k * (gemm + elementwise + prefill + decode);
   }
   if (parts) {
     parts->gemm = b.gemm_ns + d_gemm;

@@ -67,12 +67,14 @@ struct RooflineOptions {
   // Expert parallelism: routed rows on the busiest GPU over the mean (1:
   // the router spreads tokens evenly). The step waits for that GPU.
   double expert_load_skew = 1;
-  // The measured kernels' times (a profile's GEMMs, elementwise ops and
-  // attention; ProfilePerfModel only) multiplied by this. Not a scenario
-  // key: `fleetsim fit` sets it for a live run's replay to the ratio the
-  // run measured to what the profile predicted for the same batches, so
-  // the fitted engine terms hold what the executor adds to the kernels,
-  // not the machine's drift between calibration and run.
+  // The kernels' times as a ProfilePerfModel prices them (GEMMs with the
+  // lm_head, elementwise ops, prefill and decode attention, whether from
+  // the profile or the roofline) multiplied by this; RooflinePerfModel
+  // ignores it. Not a scenario key: fleetsim live and fit set it for a live
+  // run's replay to what the run measured of those kinds over what the
+  // model priced for the same batches, so that what is left is the rest of
+  // the model's error (scheduling, batching, the executor's terms), not
+  // the machine's drift from its calibration.
   double kernel_time_scale = 1;
 };
 

@@ -1174,9 +1174,11 @@ Status ReplayFromLiveFolder(const std::string& dir, ReplayRun* out, std::optiona
   // the executor adds, not how far the machine drifted from its
   // calibration. A run timed as whole steps only (cuda: null) is replayed
   // at the profile's figures.
-  if (!j.contains("kernel_time_scale") || !(j["kernel_time_scale"].is_null() || j["kernel_time_scale"].is_number()))
-    return bad("kernel_time_scale", "expected a number or null (a live folder written before it was recorded: run "
-                                    "fleetsim live again)");
+  if (!j.contains("kernel_time_scale"))
+    return bad("kernel_time_scale", "expected: missing (a live folder written before it was recorded: run fleetsim "
+                                    "live again)");
+  if (!j["kernel_time_scale"].is_null() && !j["kernel_time_scale"].is_number())
+    return bad("kernel_time_scale", "expected a positive number or null");
   if (j["kernel_time_scale"].is_number()) {
     const double k = j["kernel_time_scale"].get<double>();
     if (!(k > 0) || !std::isfinite(k)) return bad("kernel_time_scale", "expected a positive number");
@@ -1220,7 +1222,8 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
       if (!s.ok()) return Fail(s);
       if (!quiet)
         std::printf(scale ? "%s: its kernels ran at %.3fx the profile's figures (live.json); replayed so\n"
-                          : "%s: its ops were not timed one by one; replayed at the profile's figures\n",
+                          : "%s: no kernel_time_scale (its ops were not timed one by one, or it ran without a profile); replayed "
+                            "as priced\n",
                     f.c_str(), scale.value_or(1.0));
       runs.push_back(std::move(r));
       continue;
@@ -1750,11 +1753,13 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
   }
   mode.reset();  // the workers end here
   // How fast the kernels ran against the profile's figures for the same
-  // batches: measured over predicted time of the priced kinds, over every
-  // replica's steps (per op: the cpu backend; none where only whole steps
-  // are timed).
+  // batches: measured over predicted time of the four kernel kinds, over
+  // every replica's steps. Only with a profile (the roofline does not take
+  // the scale) and per op (the cpu backend; not where only whole steps are
+  // timed). The measured elementwise time also holds the final norm and
+  // the sampling rows' gather, which the profile leaves out (a few µs).
   std::optional<double> kernel_scale;
-  if (per_op) {
+  if (per_op && !spec.perf_profile.empty()) {
     double measured = 0, predicted = 0;
     for (const live::ReplicaLiveStats& r : stats) {
       const live::OpTimes& m = r.worker.measured;

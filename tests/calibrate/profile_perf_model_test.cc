@@ -63,43 +63,6 @@ TEST(ProfilePerfModel, DecodeOfOneIsProfileSumPlusRooflineAttentionAndOverhead) 
   EXPECT_EQ(r.swap_ns, 0);
 }
 
-// kernel_time_scale (set by fleetsim fit and live's diff for a live run)
-// multiplies the profile's kinds only: here the GEMMs and elementwise ops
-// (the Vidur profile times no attention), not the roofline's attention,
-// lm_head or CPU overhead.
-TEST(ProfilePerfModel, KernelTimeScaleMultipliesTheMeasuredKindsOnly) {
-  Fixture f;
-  const ModelSpec& m = *f.catalog.FindModel("Llama-2-7B");
-  const GpuSpec& g = *f.catalog.FindGpu("H100-SXM");
-  const EngineSpec e = model_test::BuiltinEngine("vllm");
-  std::unique_ptr<ProfilePerfModel> plain, scaled;
-  RooflineOptions ro;
-  ASSERT_TRUE(ProfilePerfModel::Create(f.profile, kName, m, g, ShardPlan{}, e, ro, &plain).ok());
-  ro.kernel_time_scale = 1.25;
-  ASSERT_TRUE(ProfilePerfModel::Create(f.profile, kName, m, g, ShardPlan{}, e, ro, &scaled).ok());
-  BatchShape b;
-  b.decode_seqs = 4;
-  b.decode_tokens = 4;
-  b.decode_kv_tokens = 2000;
-  b.prefill_seqs = 1;
-  b.prefill_tokens = 60;
-  b.prefill_attn_pairs = 60 * 61 / 2;
-  b.sampled_seqs = 5;
-  const IterationParts a = plain->Parts(b), c = scaled->Parts(b);
-  BatchShape unsampled = b;
-  unsampled.sampled_seqs = 0;
-  const RooflinePerfModel roof(m, g, ShardPlan{}, e);
-  const double lm_head_ns = roof.Explain(b).gemm_ns - roof.Explain(unsampled).gemm_ns;
-  ASSERT_GT(lm_head_ns, 0);
-  EXPECT_NEAR(c.gemm - lm_head_ns, 1.25 * (a.gemm - lm_head_ns), 1e-6 * a.gemm);
-  EXPECT_NEAR(c.elementwise, 1.25 * a.elementwise, 1e-6 * a.elementwise);
-  EXPECT_DOUBLE_EQ(c.attention_prefill, a.attention_prefill);  // roofline: not the profile's
-  EXPECT_DOUBLE_EQ(c.attention_decode, a.attention_decode);
-  EXPECT_DOUBLE_EQ(c.other, a.other);
-  const double delta = 0.25 * (a.gemm - lm_head_ns + a.elementwise);
-  EXPECT_NEAR(static_cast<double>(scaled->IterationNs(b) - plain->IterationNs(b)), delta, 2.0);
-}
-
 TEST(ProfilePerfModel, SourcesNameTheProfileForTheKindsItTimes) {
   Fixture f;
   const ModelSpec& m = *f.catalog.FindModel("Llama-2-7B");
@@ -193,6 +156,41 @@ Profile FittedProfile(bool attention_measured) {
     p.attention[kind] = a;
   }
   return p;
+}
+
+// kernel_time_scale (set by fleetsim live and fit for a live run's replay)
+// multiplies the kernels' four kinds as priced, fitted curves (attention
+// included) and the roofline's lm_head alike, and nothing else.
+TEST(ProfilePerfModel, KernelTimeScaleMultipliesTheKernelsAsPriced) {
+  Fixture f;
+  const ModelSpec& m = *f.catalog.FindModel("Llama-3.1-8B");
+  const GpuSpec& g = *f.catalog.FindGpu("H100-SXM");
+  const EngineSpec e = model_test::BuiltinEngine("vllm");
+  const Profile p = FittedProfile(true);
+  std::unique_ptr<ProfilePerfModel> plain, scaled;
+  RooflineOptions ro;
+  ASSERT_TRUE(ProfilePerfModel::Create(p, "cal.json", m, g, ShardPlan{}, e, ro, &plain).ok());
+  ro.kernel_time_scale = 1.25;
+  ASSERT_TRUE(ProfilePerfModel::Create(p, "cal.json", m, g, ShardPlan{}, e, ro, &scaled).ok());
+  BatchShape b;
+  b.prefill_seqs = 1;
+  b.prefill_tokens = 100;
+  b.prefill_attn_pairs = 100 * 101 / 2;
+  b.prefill_kv_tokens = 100;
+  b.decode_seqs = 10;
+  b.decode_tokens = 10;
+  b.decode_kv_tokens = 5000;
+  b.sampled_seqs = 11;
+  const IterationParts a = plain->Parts(b), c = scaled->Parts(b);
+  ASSERT_GT(a.attention_prefill, 0);
+  ASSERT_GT(a.attention_decode, 0);
+  EXPECT_NEAR(c.gemm, 1.25 * a.gemm, 1e-9 * a.gemm);
+  EXPECT_NEAR(c.elementwise, 1.25 * a.elementwise, 1e-9 * a.elementwise);
+  EXPECT_NEAR(c.attention_prefill, 1.25 * a.attention_prefill, 1e-9 * a.attention_prefill);
+  EXPECT_NEAR(c.attention_decode, 1.25 * a.attention_decode, 1e-9 * a.attention_decode);
+  EXPECT_DOUBLE_EQ(c.other, a.other);  // CPU overhead: not a kernel
+  const double delta = 0.25 * (a.gemm + a.elementwise + a.attention_prefill + a.attention_decode);
+  EXPECT_NEAR(static_cast<double>(scaled->IterationNs(b) - plain->IterationNs(b)), delta, 2.0);
 }
 
 TEST(ProfilePerfModel, FittedCurvesTimeAnotherModelsShapes) {

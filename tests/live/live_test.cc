@@ -289,6 +289,13 @@ TEST(Live, BundledSmokeDiffIsClose) {
   const json e = json::parse(fitted);
   EXPECT_EQ(e["format"], "fleetsim-engine-profile");
   EXPECT_EQ(e["name"], "fleetsim_live");
+  // null (ops not timed one by one: cuda) replays as priced.
+  json untimed = live_json;
+  untimed["kernel_time_scale"] = nullptr;
+  std::ofstream(dir.File("out/live.json"), std::ios::trunc) << untimed.dump();
+  r = RunFleetsim("fit " + ShellQuote(dir.File("out")) + " --out " + ShellQuote(dir.File("fit/untimed.json")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("no kernel_time_scale"), std::string::npos) << r.output;
   // A live.json without its kernels' speed, or with a nonsense one, is
   // refused naming the key.
   for (const json& bad : {json(), json(-1.0), json("fast")}) {
