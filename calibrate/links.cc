@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "kernels/ring_all_reduce.h"
 #include "model/collectives.h"
 
 namespace fleetsim::calibrate {
@@ -70,40 +70,6 @@ std::string DeviceName(size_t i) { return "device" + std::to_string(i); }
 // A barrier for a fixed number of threads that can be aborted: a rank that
 // hits an error calls Abort(), and every waiting or later arrival returns
 // false instead of waiting for a rank that will never come.
-class Barrier {
- public:
-  explicit Barrier(int count) : count_(count) {}
-
-  // Blocks until all `count` threads have arrived in this generation; true
-  // then, false if the barrier was aborted.
-  bool ArriveAndWait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (aborted_) return false;
-    const uint64_t gen = generation_;
-    if (++arrived_ == count_) {
-      arrived_ = 0;
-      ++generation_;
-      cv_.notify_all();
-      return true;
-    }
-    cv_.wait(lock, [&] { return generation_ != gen || aborted_; });
-    return !aborted_;
-  }
-
-  void Abort() {
-    std::lock_guard<std::mutex> lock(mu_);
-    aborted_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  const int count_;
-  int arrived_ = 0;
-  uint64_t generation_ = 0;
-  bool aborted_ = false;
-};
 
 }  // namespace
 
@@ -373,101 +339,37 @@ namespace {
 // State shared by the rank threads of one RunRingAllReduce.
 struct Ring {
   std::vector<kernels::Backend*> ranks;
-  int64_t chunk = 0;  // elements per chunk
+  int64_t chunk = 0;     // elements per chunk
   int64_t elements = 0;  // chunk · p
   TimingOptions timing;
-  Barrier barrier;
-  std::vector<kernels::DeviceBuffer> data;      // per rank: `elements` floats
-  std::vector<kernels::DeviceBuffer> recv[2];   // per rank: `chunk` floats, alternating
-  std::vector<Status> status;                   // per rank
-  std::vector<double> max_abs_error;            // per rank
-  std::vector<double> samples_ns;               // written by rank 0 only
+  kernels::RingAllReduce all_reduce;
+  std::vector<kernels::DeviceBuffer> data;  // per rank: `elements` floats
+  std::vector<Status> status;               // per rank
+  std::vector<double> max_abs_error;        // per rank
+  std::vector<double> samples_ns;           // written by rank 0 only
 
   Ring(const std::vector<kernels::Backend*>& r, int64_t chunk_elems, const TimingOptions& t)
       : ranks(r),
         chunk(chunk_elems),
         elements(chunk_elems * static_cast<int64_t>(r.size())),
         timing(t),
-        barrier(static_cast<int>(r.size())),
+        all_reduce(r),
         data(r.size()),
         status(r.size()),
-        max_abs_error(r.size(), 0.0) {
-    recv[0].resize(r.size());
-    recv[1].resize(r.size());
-  }
+        max_abs_error(r.size(), 0.0) {}
 
   int p() const { return static_cast<int>(ranks.size()); }
-  float* Chunk(int rank, int c) const {
-    return static_cast<float*>(data[rank].data()) + static_cast<int64_t>(c) * chunk;
-  }
 };
 
 // The value element i of rank r starts with; see the header.
 float InitialValue(int r, int64_t i) { return static_cast<float>((r + 1) * (i % 97)) / 64.0f; }
 
-int Mod(int a, int p) { return ((a % p) + p) % p; }
-
-// Rank r's chunk c += its receive buffer `slot`, on r's backend.
-Status AddArrival(const Ring& ring, int r, int c, int slot) {
-  kernels::ResidualAddArgs add;
-  add.rows = 1;
-  add.width = ring.chunk;
-  add.dtype = kernels::DType::kFp32;
-  float* own = ring.Chunk(r, c);
-  add.a = own;
-  add.b = ring.recv[slot][r].data();
-  add.out = own;
-  add.a_stride = add.b_stride = add.out_stride = ring.chunk;
-  return ring.ranks[r]->ResidualAdd(add);
-}
-
-// One all-reduce on rank r. Every step ends with this rank's backend
-// synchronised and a barrier, so at the barrier every copy of the step has
-// landed and every addition it enqueued before has finished.
-// *aborted is set (and OK returned) when another rank failed and released
-// the barrier.
-Status AllReduceOnce(Ring& ring, int r, bool* aborted) {
-  const int p = ring.p();
-  kernels::Backend& me = *ring.ranks[r];
-  const int next = (r + 1) % p;
-  kernels::Backend& peer = *ring.ranks[next];
-  const size_t chunk_bytes = static_cast<size_t>(ring.chunk) * sizeof(float);
-  for (int s = 0; s < p - 1; ++s) {
-    // Apply the previous step's arrival first, in the order the stream needs
-    // it: chunk (r - 1 - (s-1)) mod p was received and is added before this
-    // step sends it on. (Deferring the add to the next step keeps one
-    // barrier per step.)
-    if (s > 0) FLEETSIM_RETURN_IF_ERROR(AddArrival(ring, r, Mod(r - s, p), (s - 1) % 2));
-    FLEETSIM_RETURN_IF_ERROR(
-        me.CopyPeer(peer, ring.recv[s % 2][next].data(), ring.Chunk(r, Mod(r - s, p)), chunk_bytes));
-    FLEETSIM_RETURN_IF_ERROR(me.Synchronize());
-    if (!ring.barrier.ArriveAndWait()) {
-      *aborted = true;
-      return Status::Ok();
-    }
-  }
-  // The last reduce-scatter arrival: chunk (r + 1) mod p is now complete.
-  if (p > 1) FLEETSIM_RETURN_IF_ERROR(AddArrival(ring, r, Mod(r + 1, p), (p - 2) % 2));
-  for (int s = 0; s < p - 1; ++s) {
-    const int c = Mod(r + 1 - s, p);
-    FLEETSIM_RETURN_IF_ERROR(me.CopyPeer(peer, ring.Chunk(next, c), ring.Chunk(r, c), chunk_bytes));
-    FLEETSIM_RETURN_IF_ERROR(me.Synchronize());
-    if (!ring.barrier.ArriveAndWait()) {
-      *aborted = true;
-      return Status::Ok();
-    }
-  }
-  return me.Synchronize();
-}
-
 Status RankBody(Ring& ring, int r) {
   kernels::Backend& me = *ring.ranks[r];
   const std::string who = "ring all-reduce: rank " + std::to_string(r) + ": ";
   const size_t data_bytes = static_cast<size_t>(ring.elements) * sizeof(float);
-  const size_t chunk_bytes = static_cast<size_t>(ring.chunk) * sizeof(float);
   FLEETSIM_RETURN_IF_ERROR(me.AllocateBuffer(data_bytes, &ring.data[r]).WithPrefix(who));
-  FLEETSIM_RETURN_IF_ERROR(me.AllocateBuffer(chunk_bytes, &ring.recv[0][r]).WithPrefix(who));
-  FLEETSIM_RETURN_IF_ERROR(me.AllocateBuffer(chunk_bytes, &ring.recv[1][r]).WithPrefix(who));
+  FLEETSIM_RETURN_IF_ERROR(ring.all_reduce.Attach(r, ring.data[r].data(), data_bytes).WithPrefix(who));
   std::vector<float> init(static_cast<size_t>(ring.elements));
   for (int64_t i = 0; i < ring.elements; ++i) init[static_cast<size_t>(i)] = InitialValue(r, i);
 
@@ -476,11 +378,12 @@ Status RankBody(Ring& ring, int r) {
     FLEETSIM_RETURN_IF_ERROR(me.CopyToDevice(ring.data[r].data(), init.data(), data_bytes).WithPrefix(who));
     if (ring.timing.flush_cache) FLEETSIM_RETURN_IF_ERROR(me.FlushCache().WithPrefix(who));
     FLEETSIM_RETURN_IF_ERROR(me.Synchronize().WithPrefix(who));
-    if (!ring.barrier.ArriveAndWait()) return Status::Ok();
+    if (!ring.all_reduce.Arrive()) return Status::Ok();
     const auto start = std::chrono::steady_clock::now();
     bool aborted = false;
-    FLEETSIM_RETURN_IF_ERROR(AllReduceOnce(ring, r, &aborted).WithPrefix(who));
-    if (aborted || !ring.barrier.ArriveAndWait()) return Status::Ok();
+    FLEETSIM_RETURN_IF_ERROR(
+        ring.all_reduce.Run(r, ring.elements, kernels::DType::kFp32, &aborted).WithPrefix(who));
+    if (aborted || !ring.all_reduce.Arrive()) return Status::Ok();
     const auto stop = std::chrono::steady_clock::now();
     if (r == 0 && run >= ring.timing.warmup) {
       ring.samples_ns.push_back(std::chrono::duration<double, std::nano>(stop - start).count());
@@ -529,7 +432,7 @@ Status RunRingAllReduce(const std::vector<kernels::Backend*>& ranks, double byte
     threads.emplace_back([&ring, r] {
       ring.status[r] = RankBody(ring, r);
       // Release the others: they would wait for this rank forever.
-      if (!ring.status[r].ok()) ring.barrier.Abort();
+      if (!ring.status[r].ok()) ring.all_reduce.Abort();
     });
   }
   for (std::thread& t : threads) t.join();

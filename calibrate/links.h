@@ -163,18 +163,9 @@ struct RingCheck {
 };
 
 // Runs a ring all-reduce (sum) over one fp32 buffer per rank, one thread per
-// rank, every transfer a CopyPeer from the sender's backend and every
-// reduction the receiver's ResidualAdd:
-//  - reduce-scatter, p-1 steps: in step s rank r copies its chunk
-//    (r - s) mod p into rank r+1's receive buffer (two receive buffers,
-//    alternating, so a step's copy never lands in the buffer the previous
-//    step's addition reads); every rank synchronises its backend and meets
-//    the others at a barrier; rank r+1 then adds the chunk into its own
-//    (with the next step's work, so each step needs one barrier).
-//    After it rank r holds the full sum of chunk (r + 1) mod p.
-//  - all-gather, p-1 steps: in step s rank r copies its chunk
-//    (r + 1 - s) mod p into the same place of rank r+1's buffer;
-//    synchronise, barrier.
+// rank: kernels::RingAllReduce (kernels/ring_all_reduce.h), the collective
+// live mode's tensor-parallel replicas run, every transfer a CopyPeer from
+// the sender's backend and every reduction the receiver's ResidualAdd.
 // Element i of rank r starts as (r+1)·(i mod 97) / 64: multiples of 1/64
 // small enough that every partial sum is exact in fp32, so any difference
 // from the host's sum is a bug, not rounding. Buffers are re-initialised

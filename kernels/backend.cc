@@ -137,6 +137,17 @@ Status Backend::Argmax(const ArgmaxArgs&) {
   return Status::Invalid("argmax: the \"" + std::string(name()) + "\" backend does not implement it");
 }
 
+Status Backend::CopyPeer2D(Backend& dst_backend, void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                           size_t width, size_t rows) {
+  if (width > dst_pitch || width > src_pitch)
+    return Status::Invalid("copy_peer_2d: rows of " + std::to_string(width) + " bytes do not fit pitches of " +
+                           std::to_string(src_pitch) + " (source) and " + std::to_string(dst_pitch) + " (destination)");
+  for (size_t i = 0; i < rows; ++i)
+    FLEETSIM_RETURN_IF_ERROR(CopyPeer(dst_backend, static_cast<unsigned char*>(dst) + i * dst_pitch,
+                                      static_cast<const unsigned char*>(src) + i * src_pitch, width));
+  return Status::Ok();
+}
+
 Status Backend::AllocateBuffer(size_t bytes, DeviceBuffer* out) {
   out->Reset();
   void* p = nullptr;

@@ -389,6 +389,14 @@ class Backend {
   // CopyOnDevice).
   // REQUIRES: the ranges do not overlap.
   virtual Status CopyPeer(Backend& dst_backend, void* dst, const void* src, size_t bytes) = 0;
+  // CopyPeer of `rows` rows of `width` bytes: row i from src + i·src_pitch
+  // to dst + i·dst_pitch (a column block of a row-major matrix: live mode
+  // gathers the tensor-parallel ranks' vocabulary slices of the logits so).
+  // Ordered and synchronised as CopyPeer. The default is a CopyPeer per row;
+  // "cuda" makes it one cudaMemcpy3DPeerAsync.
+  // REQUIRES: width <= each pitch; the ranges do not overlap.
+  virtual Status CopyPeer2D(Backend& dst_backend, void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                            size_t width, size_t rows);
 
   // ---- Ops ---------------------------------------------------------------
   // Each op validates its arguments (Validate<Op>Args above) and then runs

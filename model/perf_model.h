@@ -41,6 +41,7 @@ struct IterationParts {
   double attention_decode = 0;
   double elementwise = 0;        // norms, rotary, activation, residuals, embedding
   double other = 0;              // all-reduce, the engine's CPU time, launches, swap
+  double collective = 0;         // of `other`: the collectives (tensor-parallel all-reduces, pp sends, gathers)
 };
 
 class PerfModel {

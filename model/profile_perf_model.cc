@@ -238,6 +238,7 @@ double ProfilePerfModel::TotalNs(const BatchShape& shape, RooflinePerfModel::Bre
     parts->attention_prefill = b.attention_prefill_ns + d_prefill;
     parts->attention_decode = b.attention_decode_ns + d_decode;
     parts->other = b.all_reduce_ns + d_all_reduce + b.cpu_overhead_ns + b.swap_ns + b.launch_stall_ns;
+    parts->collective = b.all_reduce_ns + d_all_reduce;
   }
   // Profiles are bounded on load (model/profile.cc), so total is finite;
   // an absurd but accepted profile is capped at 1e15 ns (11.6 days) per

@@ -424,6 +424,7 @@ IterationParts RooflinePerfModel::Parts(const BatchShape& shape) const {
   p.attention_decode = b.attention_decode_ns;
   p.elementwise = b.elementwise_ns;
   p.other = b.all_reduce_ns + b.cpu_overhead_ns + b.swap_ns + b.launch_stall_ns;
+  p.collective = b.all_reduce_ns;
   return p;
 }
 

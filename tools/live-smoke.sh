@@ -13,7 +13,9 @@
 # elsewhere: FLEETSIM_SMOKE_BACKEND (cuda), _MODEL (Llama-3.1-8B), _DEVICE
 # (H200: the hardware catalogue's name of the GPU), _SECONDS (60),
 # _BUILD (build-smoke), _JOBS (nproc), _BIN (a fleetsim already built: no
-# build step).
+# build step), _TP (1: the replica's tensor-parallel degree; with 2 or more
+# it spans that many GPUs, its all-reduces a ring over peer copies, priced
+# by the ring the calibration times across every GPU it sees).
 set -euo pipefail
 
 out=${1:?usage: tools/live-smoke.sh OUTDIR}
@@ -23,6 +25,7 @@ device=${FLEETSIM_SMOKE_DEVICE:-H200}
 seconds=${FLEETSIM_SMOKE_SECONDS:-60}
 build=${FLEETSIM_SMOKE_BUILD:-build-smoke}
 jobs=${FLEETSIM_SMOKE_JOBS:-$(nproc)}
+tp=${FLEETSIM_SMOKE_TP:-1}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -44,21 +47,21 @@ if [ "$backend" = cuda ]; then
   nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1 || true
 fi
 
-step "calibrate $model on $backend (quick grid, attention as measured)"
-"$bin" calibrate --backend "$backend" --model "$model" --device "$device" --grid quick --measured-attention \
+step "calibrate $model on $backend at tp $tp (quick grid, attention as measured)"
+"$bin" calibrate --backend "$backend" --model "$model" --device "$device" --tp "$tp" --grid quick --measured-attention \
   --reps 5 --warmup 1 --out "$out/profile.json" --report "$out/profile-report" --quiet
 
-# The scenario: one replica of the model on the device, the Azure
+# The scenario: one replica of the model on the device (tp of them), the Azure
 # conversation trace's first `seconds` (of trace time once scaled).
 scenario="$out/scenario.json"
 write_scenario() {  # $1: rate_scale
   cat >"$scenario" <<JSON
 {
   "name": "live-smoke-$model",
-  "description": "tools/live-smoke.sh: $model on one $device, the Azure conversation trace scaled by $1",
+  "description": "tools/live-smoke.sh: $model on $tp x $device, the Azure conversation trace scaled by $1",
   "seed": 1,
   "model": "$model",
-  "fleet": { "pools": [ { "name": "gpu", "gpu": "$device", "replicas": 1, "engine": "fleetsim_live" } ] },
+  "fleet": { "pools": [ { "name": "gpu", "gpu": "$device", "replicas": 1, "tp": $tp, "engine": "fleetsim_live" } ] },
   "traffic": {
     "trace": { "format": "azure", "path": "$root/scenarios/traces/azure_conv_2023.csv", "rate_scale": $1 },
     "max_arrival_s": $seconds

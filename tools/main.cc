@@ -1794,7 +1794,7 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
     w.Key("replicas").BeginArray();
     for (const live::ReplicaLiveStats& r : stats) {
       w.BeginObject();
-      w.Key("name").String(r.name).Key("device").String(r.device);
+      w.Key("name").String(r.name).Key("device").String(r.device).Key("tp").Int(r.tp);
       w.Key("kv_blocks").Int(r.kv_blocks).Key("weight_gib").Double(r.weight_gib);
       w.Key("steps").Int(r.worker.steps).Key("tokens").Int(r.worker.tokens);
       w.Key("forward_busy_s").Double(r.worker.busy_s);
@@ -1823,6 +1823,10 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
         both("sampling", m.sampling, std::nullopt);
         both("host_indices", m.host, std::nullopt);
       }
+      // Rank 0's wait in the ring all-reduces and the logits gather (it
+      // includes waiting for slower ranks), against the perf model's
+      // collectives (part of "other").
+      if (r.tp > 1) both("collective", per_op ? std::optional<double>(m.collective) : std::nullopt, pr.collective);
       both("other", std::nullopt, pr.other);
       both("launch_to_start", r.worker.queue_ns, std::nullopt);
       both("end_to_done", r.worker.return_ns, std::nullopt);

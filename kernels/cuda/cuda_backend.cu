@@ -214,13 +214,12 @@ Status CudaBackend::Gemm(const GemmArgs& args) {
   return LaunchGemm(cublas_, stream_, args);
 }
 
-Status CudaBackend::CopyPeer(Backend& dst_backend, void* dst, const void* src, size_t bytes) {
+Status CudaBackend::PreparePeer(Backend& dst_backend, const char* op) {
   if (dst_backend.name() != name()) {
-    return Status::Invalid("copy_peer: from a \"cuda\" backend to a \"" + std::string(dst_backend.name()) +
+    return Status::Invalid(std::string(op) + ": from a \"cuda\" backend to a \"" + std::string(dst_backend.name()) +
                            "\" one; peer copies join backends of the same kind (use CopyToHost "
                            "for device to host)");
   }
-  if (bytes == 0) return Status::Ok();
   FLEETSIM_RETURN_IF_ERROR(Activate());
   const int dst_device = dst_backend.device().device_ordinal;
   if (dst_device != device_ && peer_checked_.insert(dst_device).second) {
@@ -239,7 +238,31 @@ Status CudaBackend::CopyPeer(Backend& dst_backend, void* dst, const void* src, s
       peer_enabled_.insert(dst_device);
     }
   }
+  return Status::Ok();
+}
+
+Status CudaBackend::CopyPeer(Backend& dst_backend, void* dst, const void* src, size_t bytes) {
+  FLEETSIM_RETURN_IF_ERROR(PreparePeer(dst_backend, "copy_peer"));
+  if (bytes == 0) return Status::Ok();
+  const int dst_device = dst_backend.device().device_ordinal;
   FLEETSIM_CUDA_RETURN_IF_ERROR(cudaMemcpyPeerAsync(dst, dst_device, src, device_, bytes, stream_));
+  return Status::Ok();
+}
+
+Status CudaBackend::CopyPeer2D(Backend& dst_backend, void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                               size_t width, size_t rows) {
+  FLEETSIM_RETURN_IF_ERROR(PreparePeer(dst_backend, "copy_peer_2d"));
+  if (width > dst_pitch || width > src_pitch)
+    return Status::Invalid("copy_peer_2d: rows of " + std::to_string(width) + " bytes do not fit pitches of " +
+                           std::to_string(src_pitch) + " (source) and " + std::to_string(dst_pitch) + " (destination)");
+  if (width == 0 || rows == 0) return Status::Ok();
+  cudaMemcpy3DPeerParms p = {};
+  p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(src), src_pitch, width, rows);
+  p.srcDevice = device_;
+  p.dstPtr = make_cudaPitchedPtr(dst, dst_pitch, width, rows);
+  p.dstDevice = dst_backend.device().device_ordinal;
+  p.extent = make_cudaExtent(width, rows, 1);
+  FLEETSIM_CUDA_RETURN_IF_ERROR(cudaMemcpy3DPeerAsync(&p, stream_));
   return Status::Ok();
 }
 

@@ -55,6 +55,9 @@ class CudaBackend final : public Backend {
   // it does not, the runtime stages them through the host, and
   // PeerAccessEnabled says which.
   Status CopyPeer(Backend& dst_backend, void* dst, const void* src, size_t bytes) override;
+  // One cudaMemcpy3DPeerAsync (a depth of 1), peer access as CopyPeer.
+  Status CopyPeer2D(Backend& dst_backend, void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                    size_t width, size_t rows) override;
 
   Status Gemm(const GemmArgs& args) override;
   Status RmsNorm(const RmsNormArgs& args) override;
@@ -89,6 +92,9 @@ class CudaBackend final : public Backend {
   Status Init();
   // Makes device_ current on the calling thread.
   Status Activate() const;
+  // Checks that dst_backend is "cuda", makes this device current and, on
+  // the first copy to its device, enables peer access where it can.
+  Status PreparePeer(Backend& dst_backend, const char* op);
 
   int device_;
   CUstream_st* stream_ = nullptr;

@@ -8,16 +8,18 @@
 
 namespace fleetsim::live {
 
-ReplicaWorker::ReplicaWorker(std::unique_ptr<kernels::Backend> backend, std::unique_ptr<LiveModel> model,
-                             WallClock& clock, int cpu, bool spin, std::string name)
-    : backend_(std::move(backend)),
-      model_(std::move(model)),
+ReplicaWorker::ReplicaWorker(std::vector<WorkerRank> ranks, std::unique_ptr<TpGroup> group, WallClock& clock,
+                             bool spin, std::string name)
+    : ranks_(std::move(ranks)),
+      group_(std::move(group)),
+      model_(ranks_.front().model.get()),
       clock_(clock),
-      cpu_(cpu),
       spin_(spin),
       name_(std::move(name)) {
+  FLEETSIM_CHECK(!ranks_.empty() && (ranks_.size() == 1 || (group_ && group_->ring.ranks() == static_cast<int>(ranks_.size()))));
   free_.reserve(static_cast<size_t>(model_->kv_blocks()));
   for (int64_t b = model_->kv_blocks() - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
+  for (size_t r = 1; r < ranks_.size(); ++r) rank_threads_.emplace_back([this, r] { RankLoop(r); });
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -28,9 +30,50 @@ ReplicaWorker::~ReplicaWorker() {
     jobs_.clear();
   }
   cv_.notify_one();
+  // Rank 0 finishes its step (with the other ranks), then the others are
+  // released from their wait for the next.
   thread_.join();
-  // The model's buffers go before the backend that allocated them.
-  model_.reset();
+  ranks_stopping_.store(true);
+  if (group_) group_->ring.Abort();
+  for (std::thread& t : rank_threads_) t.join();
+  // The models' buffers, then the group's, go before the backends that
+  // allocated them.
+  for (WorkerRank& r : ranks_) r.model.reset();
+  group_.reset();
+}
+
+namespace {
+
+void Pin(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // best effort: a cgroup may forbid the core
+}
+
+}  // namespace
+
+void ReplicaWorker::Fail(const Status& s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (status_.ok()) status_ = s.WithPrefix("live " + name_ + ": ");
+}
+
+void ReplicaWorker::RankLoop(size_t r) {
+  Pin(ranks_[r].cpu);
+  std::vector<int32_t> sampled;  // rank 0's alone are the step's
+  for (;;) {
+    // Rank 0 lines every rank up when a step's sequences are in step_seqs_,
+    // and again when every rank has finished with them.
+    if (!group_->ring.Arrive() || ranks_stopping_.load()) return;
+    const Status s = ranks_[r].model->Forward(step_seqs_, &sampled);
+    if (!s.ok()) {
+      Fail(s.WithPrefix("rank " + std::to_string(r) + ": "));
+      group_->ring.Abort();
+      return;
+    }
+    if (!group_->ring.Arrive()) return;
+  }
 }
 
 void ReplicaWorker::Submit(Job job) {
@@ -53,12 +96,7 @@ WorkerStats ReplicaWorker::stats() {
 }
 
 void ReplicaWorker::Loop() {
-  if (cpu_ >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu_, &set);
-    (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // best effort: a cgroup may forbid the core
-  }
+  Pin(ranks_.front().cpu);
   for (;;) {
     Job job;
     if (spin_) {
@@ -76,10 +114,7 @@ void ReplicaWorker::Loop() {
       queued_.store(static_cast<int64_t>(jobs_.size()), std::memory_order_release);
     }
     const Status s = RunJob(job);
-    if (!s.ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (status_.ok()) status_ = s.WithPrefix("live " + name_ + ": ");
-    }
+    if (!s.ok()) Fail(s);
     // The batch ends even when its step failed: the run then stops on the
     // status, with the books balanced.
     if (job.done) {
@@ -158,7 +193,18 @@ Status ReplicaWorker::RunJob(Job& job) {
     tokens += b.new_tokens;
   }
   const SimTime start = clock_.Now();
-  FLEETSIM_RETURN_IF_ERROR(model_->Forward(step_seqs_, &sampled_));
+  if (group_) {
+    // The other ranks run the same step on their shards.
+    if (!group_->ring.Arrive()) return Status::Invalid("a tensor-parallel rank failed");
+    Status st = model_->Forward(step_seqs_, &sampled_);
+    if (!st.ok()) {
+      group_->ring.Abort();
+      return st;
+    }
+    if (!group_->ring.Arrive()) return Status::Invalid("a tensor-parallel rank failed");
+  } else {
+    FLEETSIM_RETURN_IF_ERROR(model_->Forward(step_seqs_, &sampled_));
+  }
   const OpTimes& t = model_->last_times();
   size_t k = 0;
   for (size_t i = 0; i < job.seqs.size(); ++i)
@@ -174,6 +220,7 @@ Status ReplicaWorker::RunJob(Job& job) {
   stats_.predicted.attention_decode += job.predicted.attention_decode;
   stats_.predicted.elementwise += job.predicted.elementwise;
   stats_.predicted.other += job.predicted.other;
+  stats_.predicted.collective += job.predicted.collective;
   stats_.predicted_total += job.predicted_total;
   stats_.queue_ns += static_cast<double>(start - job.launched);
   return Status::Ok();

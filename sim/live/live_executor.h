@@ -46,15 +46,27 @@ struct WorkerStats {
   double return_ns = 0;     // from the device's end to Done on the driving thread
 };
 
-// Runs one replica's batches on its own thread.
+// One rank of a replica: its backend, its shard of the model (built on
+// that backend), and the core its thread is pinned to (-1: not pinned).
+struct WorkerRank {
+  std::unique_ptr<kernels::Backend> backend;
+  std::unique_ptr<LiveModel> model;
+  int cpu = -1;
+};
+
+// Runs one replica's batches on its own thread; a tensor-parallel replica
+// has a thread per further rank, which runs each step's Forward on its
+// shard beside the worker's (rank 0's) and meets it at the group's barrier
+// before and after the step.
 class ReplicaWorker {
  public:
-  // Takes the backend and the model (built on it). `cpu` >= 0 pins the
-  // thread to that core. `clock` must outlive the worker.
+  // Takes the ranks (one, or group->ring.ranks() in rank order) and the
+  // tensor-parallel group their models were built with (null for one
+  // rank). `clock` must outlive the worker.
   // `spin`: after a step, wait for the next job spinning for a while
   // before sleeping (a thread with a core of its own).
-  ReplicaWorker(std::unique_ptr<kernels::Backend> backend, std::unique_ptr<LiveModel> model, WallClock& clock,
-                int cpu, bool spin, std::string name);
+  ReplicaWorker(std::vector<WorkerRank> ranks, std::unique_ptr<TpGroup> group, WallClock& clock, bool spin,
+                std::string name);
   // Finishes the step in progress, drops the rest, joins the thread.
   ~ReplicaWorker();
   ReplicaWorker(const ReplicaWorker&) = delete;
@@ -83,7 +95,10 @@ class ReplicaWorker {
 
  private:
   void Loop();
+  void RankLoop(size_t r);
   Status RunJob(Job& job);
+  // Records a step's error (the first one), prefixed with the worker's name.
+  void Fail(const Status& s);
   // Resizes slot `slot`'s table to `blocks` for request `request`.
   Status Fit(SeqId slot, uint64_t request, int64_t blocks);
 
@@ -94,10 +109,10 @@ class ReplicaWorker {
     uint64_t last_step = 0;
   };
 
-  std::unique_ptr<kernels::Backend> backend_;
-  std::unique_ptr<LiveModel> model_;
+  std::vector<WorkerRank> ranks_;
+  std::unique_ptr<TpGroup> group_;
+  LiveModel* model_;  // rank 0's
   WallClock& clock_;
-  int cpu_;
   bool spin_;
   std::string name_;
   // The worker thread's own.
@@ -115,6 +130,9 @@ class ReplicaWorker {
   Status status_;
   WorkerStats stats_;
   std::thread thread_;
+  // Ranks 1.. (tensor parallel): their threads, and the flag that ends them.
+  std::vector<std::thread> rank_threads_;
+  std::atomic<bool> ranks_stopping_{false};
 };
 
 class LiveExecutor final : public Executor {

@@ -19,19 +19,25 @@ Status LiveMode::Prepare(const ScenarioRun& run) {
   int devices = 1;
   FLEETSIM_RETURN_IF_ERROR(kernels::DeviceCount(options_.backend, &devices).WithPrefix("live: "));
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // Threads that run steps: a replica's ranks each.
   int total = 0;
-  for (const PoolPlan& p : run.pools()) total += p.spec->total_replicas();
+  for (const PoolPlan& p : run.pools()) total += p.spec->total_replicas() * std::max(1, p.shard.tp);
   for (const PoolPlan& p : run.pools()) {
     const std::string where = file + ": " + p.spec->path + ": live mode: ";
     if (const std::string why = LiveUnsupported(*p.model); !why.empty())
       return Status::Invalid(where + "model " + p.model->name + ": " + why);
-    if (p.shard.tp != 1 || p.shard.pp != 1 || p.shard.ep != 1 || p.shard.dp != 1)
-      return Status::Invalid(where + "tp, pp, ep and dp must be 1 (sharded replicas do not run live yet)");
+    if (p.shard.pp != 1 || p.shard.ep != 1 || p.shard.dp != 1)
+      return Status::Invalid(where + "pp, ep and dp must be 1 (only tensor parallel runs live yet)");
+    // The CPU backend stands for as many devices as asked (a backend per
+    // rank, on the host's cores).
+    if (options_.backend != "cpu" && p.shard.tp > devices)
+      return Status::Invalid(where + "tp " + std::to_string(p.shard.tp) + " needs as many devices, and the " +
+                             options_.backend + " backend has " + std::to_string(devices));
     if (p.spec->speculative) return Status::Invalid(where + "speculative decoding does not run live yet");
     if (p.spec->role != PoolSpec::Role::kBoth)
       return Status::Invalid(where + "disaggregated prefill and decode pools do not run live yet");
   }
-  int index = 0;
+  int index = 0, next_core = 0;
   for (size_t pi = 0; pi < run.pools().size(); ++pi) {
     const PoolPlan& p = run.pools()[pi];
     const int64_t kv_token_bytes = p.model->KvBytesPerToken();
@@ -44,36 +50,54 @@ Status LiveMode::Prepare(const ScenarioRun& run) {
     if (options_.backend == "cpu")
       blocks = std::min<int64_t>(blocks, std::max<int64_t>(1, options_.cpu_kv_bytes / std::max<int64_t>(1, kv_token_bytes * bs)));
     blocks = std::min<int64_t>(blocks, int64_t{INT32_MAX} / std::max<int64_t>(1, bs));
+    const int tp = std::max(1, p.shard.tp);
     for (int r = 0; r < p.spec->total_replicas(); ++r, ++index) {
       const std::string name = p.spec->name + "/" + std::to_string(r);
-      kernels::BackendOptions bo;
-      bo.cuda_device = index % devices;
-      std::unique_ptr<kernels::Backend> backend;
-      FLEETSIM_RETURN_IF_ERROR(kernels::MakeBackend(options_.backend, bo, &backend).WithPrefix("live: "));
+      // Rank k of the replica's tp: the next device in turn (CUDA), or a
+      // CPU backend of its own.
+      std::vector<WorkerRank> ranks(static_cast<size_t>(tp));
+      std::vector<kernels::Backend*> backends;
+      std::string device_names;
+      for (int k = 0; k < tp; ++k) {
+        kernels::BackendOptions bo;
+        bo.cuda_device = (index * tp + k) % devices;
+        FLEETSIM_RETURN_IF_ERROR(
+            kernels::MakeBackend(options_.backend, bo, &ranks[static_cast<size_t>(k)].backend).WithPrefix("live: "));
+        backends.push_back(ranks[static_cast<size_t>(k)].backend.get());
+        if (options_.backend == "cuda") device_names += (k ? "," : " #") + std::to_string(bo.cuda_device);
+      }
+      std::unique_ptr<TpGroup> group;
+      if (tp > 1) group = std::make_unique<TpGroup>(backends);
       LiveModelOptions mo;
       mo.block_size = bs;
       mo.kv_blocks = blocks;
       mo.max_tokens = std::clamp<int64_t>(p.step.tokens, 1, 16384);
       mo.max_seqs = std::clamp<int64_t>(p.step.seqs, 1, 4096);
       mo.seed = options_.seed + static_cast<uint64_t>(index);
-      std::unique_ptr<LiveModel> model;
-      FLEETSIM_RETURN_IF_ERROR(
-          LiveModel::Create(*p.model, *backend, mo, &model).WithPrefix(file + ": " + p.spec->path + ": "));
+      mo.group = group.get();
+      int64_t weight_bytes = 0;
+      for (int k = 0; k < tp; ++k) {
+        WorkerRank& wr = ranks[static_cast<size_t>(k)];
+        mo.rank = k;
+        FLEETSIM_RETURN_IF_ERROR(
+            LiveModel::Create(*p.model, *wr.backend, mo, &wr.model).WithPrefix(file + ": " + p.spec->path + ": "));
+        wr.model->set_time_ops(per_op());
+        weight_bytes = std::max(weight_bytes, wr.model->weight_bytes());
+        // CPU: a core per rank, core 0 left to the driving thread, when
+        // there are enough; else the scheduler places them.
+        wr.cpu = options_.backend == "cpu" && total < cores ? (next_core++ + 1) % cores : -1;
+      }
       ReplicaLiveStats st;
       st.name = name;
-      st.device = backend->device().name + (options_.backend == "cuda" ? " #" + std::to_string(bo.cuda_device) : "");
+      st.device = backends.front()->device().name + device_names;
+      st.tp = tp;
       st.kv_blocks = blocks;
-      st.weight_gib = static_cast<double>(model->weight_bytes()) / (1024.0 * 1024.0 * 1024.0);
+      st.weight_gib = static_cast<double>(weight_bytes) / (1024.0 * 1024.0 * 1024.0);  // per rank
       info_.push_back(st);
       perf_.push_back(&run.perf(pi));
-      model->set_time_ops(per_op());
-      // CPU: a core per replica, core 0 left to the driving thread, when
-      // there are enough; else the scheduler places them.
-      const int cpu = options_.backend == "cpu" && total < cores ? (index + 1) % cores : -1;
       // Threads that have a core each wait by spinning.
       const bool spin = total < cores;
-      workers_.push_back(
-          std::make_unique<ReplicaWorker>(std::move(backend), std::move(model), clock_, cpu, spin, name));
+      workers_.push_back(std::make_unique<ReplicaWorker>(std::move(ranks), std::move(group), clock_, spin, name));
     }
   }
   clock_.set_spin_while_busy(total < cores);
@@ -100,7 +124,7 @@ Status LiveMode::Prepare(const ScenarioRun& run) {
     clock_.set_open(true);
   }
   if (options_.backend == "cpu" && total >= cores)
-    warnings_.push_back(std::to_string(total) + " CPU replicas and the driving thread share " + std::to_string(cores) +
+    warnings_.push_back(std::to_string(total) + " CPU replica ranks and the driving thread share " + std::to_string(cores) +
                         " cores: they slow each other down, which the simulation (a device per replica) does not "
                         "model; give each replica a core of its own (replicas < cores) for a meaningful diff");
   return Status::Ok();

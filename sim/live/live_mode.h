@@ -36,9 +36,10 @@ struct LiveOptions {
 // Per replica, what live.json reports.
 struct ReplicaLiveStats {
   std::string name;
-  std::string device;
-  int64_t kv_blocks = 0;  // the worker's physical blocks
-  double weight_gib = 0;
+  std::string device;      // rank 0's, and the CUDA device of each rank
+  int tp = 1;              // ranks
+  int64_t kv_blocks = 0;   // the worker's physical blocks (every rank has as many, of its KV heads)
+  double weight_gib = 0;   // a rank's
   WorkerStats worker;
 };
 

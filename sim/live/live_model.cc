@@ -48,8 +48,17 @@ LiveModel::LiveModel(const ModelSpec& model, kernels::Backend& backend, const Li
     : model_(model), backend_(backend), options_(options) {
   dtype_ = KernelDType(model.weight_dtype).value_or(kernels::DType::kBf16);
   elem_ = kernels::DTypeSize(dtype_);
-  q_cols_ = int64_t{model.heads} * model.head_dim;
-  kv_cols_ = int64_t{model.kv_heads} * model.head_dim;
+  tp_ = options.group ? options.group->ring.ranks() : 1;
+  // As LocalDims (model/shard_dims.h) splits them for the perf model; KV
+  // heads fewer than the ranks are replicated.
+  heads_ = model.heads / tp_;
+  kv_heads_ = (int64_t{model.kv_heads} + tp_ - 1) / tp_;
+  intermediate_ = (model.intermediate + tp_ - 1) / tp_;
+  const int64_t vocab_slice = (int64_t{model.vocab} + tp_ - 1) / tp_;
+  vocab_first_ = std::min<int64_t>(model.vocab, options.rank * vocab_slice);
+  vocab_cols_ = std::min<int64_t>(vocab_slice, model.vocab - vocab_first_);
+  q_cols_ = heads_ * model.head_dim;
+  kv_cols_ = kv_heads_ * model.head_dim;
   qkv_cols_ = q_cols_ + 2 * kv_cols_;
 }
 
@@ -58,6 +67,16 @@ Status LiveModel::Create(const ModelSpec& model, kernels::Backend& backend, cons
   if (const std::string why = LiveUnsupported(model); !why.empty()) return Status::Invalid(model.name + ": " + why);
   if (options.block_size <= 0 || options.kv_blocks <= 0 || options.max_tokens <= 0 || options.max_seqs <= 0)
     return Status::Invalid("live model: block_size, kv_blocks, max_tokens and max_seqs must be positive");
+  if (options.group) {
+    const int tp = options.group->ring.ranks();
+    if (options.rank < 0 || options.rank >= tp || &options.group->ring.backend(options.rank) != &backend)
+      return Status::Invalid("live model: rank " + std::to_string(options.rank) + " is not this backend's in a group of " +
+                             std::to_string(tp));
+    if (model.heads % tp != 0 || (model.kv_heads % tp != 0 && tp % model.kv_heads != 0))
+      return Status::Invalid(model.name + ": " + std::to_string(model.heads) + " query and " +
+                             std::to_string(model.kv_heads) + " KV heads do not split over tp " + std::to_string(tp));
+    if (model.vocab < tp) return Status::Invalid(model.name + ": a vocabulary smaller than tp");
+  }
   std::unique_ptr<LiveModel> m(new LiveModel(model, backend, options));
   FLEETSIM_RETURN_IF_ERROR(m->AllocateWeights());
   FLEETSIM_RETURN_IF_ERROR(m->Reserve(options.max_tokens, options.max_seqs, options.max_seqs * 64));
@@ -74,35 +93,60 @@ Status LiveModel::Alloc(size_t bytes, DeviceBuffer* out, const char* what) {
 }
 
 Status LiveModel::AllocateWeights() {
-  // One block of random values, copied over every weight at a shifting
-  // offset: weights at their true shapes without generating billions of
-  // numbers. Uniform in ±0.02 (about an initialiser's spread); norm weights 1.
-  constexpr size_t kPattern = size_t{1} << 20;  // elements
-  std::vector<unsigned char> pattern((kPattern + 4096) * elem_);
+  // Element (r, c) of the full (unsharded) weight matrix number w, of N
+  // columns, is pattern[(w·7919 + r·977 + c) mod P]: a block of P random
+  // values, uniform in ±0.02 (about an initialiser's spread), stands for
+  // billions of numbers, and a rank's shard is exactly its slice of the
+  // full matrix, so a tensor-parallel forward pass computes what one rank
+  // computes (up to the order of the sums). Norm weights are 1.
+  constexpr int64_t kPattern = int64_t{1} << 20;  // P, elements
+  // Twice over, so that any run of up to P elements is contiguous.
+  std::vector<unsigned char> pattern(static_cast<size_t>(2 * kPattern) * elem_);
   uint64_t state = options_.seed ^ 0x6c697665ull;  // "live"
-  std::vector<float> values(kPattern + 4096);
-  for (float& v : values) v = static_cast<float>((static_cast<double>(Mix(&state) >> 11) * 0x1.0p-53 - 0.5) * 0.04);
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (dtype_ == kernels::DType::kFp32) {
-      std::memcpy(pattern.data() + i * 4, &values[i], 4);
-    } else {
-      const uint16_t h =
-          dtype_ == kernels::DType::kBf16 ? kernels::FloatToBf16(values[i]) : kernels::FloatToHalf(values[i]);
-      std::memcpy(pattern.data() + i * 2, &h, 2);
+  for (int64_t i = 0; i < kPattern; ++i) {
+    const float v = static_cast<float>((static_cast<double>(Mix(&state) >> 11) * 0x1.0p-53 - 0.5) * 0.04);
+    for (int64_t copy : {i, i + kPattern}) {
+      unsigned char* dst = pattern.data() + static_cast<size_t>(copy) * elem_;
+      if (dtype_ == kernels::DType::kFp32) {
+        std::memcpy(dst, &v, 4);
+      } else {
+        const uint16_t h = dtype_ == kernels::DType::kBf16 ? kernels::FloatToBf16(v) : kernels::FloatToHalf(v);
+        std::memcpy(dst, &h, 2);
+      }
     }
   }
-  size_t shift = 0;
-  auto fill = [&](int64_t elements, DeviceBuffer* buf, const char* what) -> Status {
-    FLEETSIM_RETURN_IF_ERROR(Alloc(static_cast<size_t>(elements) * elem_, buf, what));
-    weight_bytes_ += elements * static_cast<int64_t>(elem_);
-    auto* dst = static_cast<unsigned char*>(buf->data());
-    for (int64_t done = 0; done < elements;) {
-      const int64_t n = std::min<int64_t>(elements - done, kPattern);
-      FLEETSIM_RETURN_IF_ERROR(backend_.CopyToDevice(dst + static_cast<size_t>(done) * elem_,
-                                                     pattern.data() + (shift % 4096) * elem_,
-                                                     static_cast<size_t>(n) * elem_));
+  struct Cols {
+    int64_t first, count;
+  };
+  // Rows [r0, r0 + rows) of matrix w, the column ranges `cols` side by side:
+  // the shard, row-major, staged through the host in pieces of about 16 MiB.
+  std::vector<unsigned char> staging;
+  auto fill = [&](int64_t w, int64_t r0, int64_t rows, const std::vector<Cols>& cols, DeviceBuffer* buf,
+                  const char* what) -> Status {
+    int64_t width = 0;
+    for (const Cols& c : cols) width += c.count;
+    const size_t row_bytes = static_cast<size_t>(width) * elem_;
+    FLEETSIM_RETURN_IF_ERROR(Alloc(static_cast<size_t>(rows) * row_bytes, buf, what));
+    weight_bytes_ += rows * static_cast<int64_t>(row_bytes);
+    const int64_t per_piece = std::max<int64_t>(1, static_cast<int64_t>((size_t{16} << 20) / std::max<size_t>(1, row_bytes)));
+    staging.resize(static_cast<size_t>(std::min(rows, per_piece)) * row_bytes);
+    for (int64_t done = 0; done < rows;) {
+      const int64_t n = std::min(rows - done, per_piece);
+      unsigned char* out = staging.data();
+      for (int64_t r = r0 + done; r < r0 + done + n; ++r) {
+        for (const Cols& c : cols) {
+          for (int64_t got = 0; got < c.count;) {
+            const int64_t at = (w * 7919 + r * 977 + c.first + got) % kPattern;
+            const int64_t run = std::min(c.count - got, kPattern);
+            std::memcpy(out, pattern.data() + static_cast<size_t>(at) * elem_, static_cast<size_t>(run) * elem_);
+            out += static_cast<size_t>(run) * elem_;
+            got += run;
+          }
+        }
+      }
+      FLEETSIM_RETURN_IF_ERROR(backend_.CopyToDevice(static_cast<unsigned char*>(buf->data()) + static_cast<size_t>(done) * row_bytes,
+                                                     staging.data(), static_cast<size_t>(n) * row_bytes));
       done += n;
-      shift += 977;
     }
     return Status::Ok();
   };
@@ -121,23 +165,38 @@ Status LiveModel::AllocateWeights() {
     }
     return backend_.CopyToDevice(buf->data(), one.data(), one.size());
   };
-  const int64_t H = model_.hidden, I = model_.intermediate;
+  const int64_t H = model_.hidden, I = intermediate_, hd = model_.head_dim;
+  const int64_t rank = options_.rank;
+  const int64_t full_q = int64_t{model_.heads} * hd, full_kv = int64_t{model_.kv_heads} * hd;
+  const int64_t full_i = model_.intermediate;
+  // This rank's first KV head: its own slice, or (more ranks than KV heads)
+  // the head its query heads read, replicated on tp / kv_heads ranks.
+  const int64_t kv_first =
+      model_.kv_heads >= tp_ ? rank * kv_heads_ : rank / std::max<int64_t>(1, tp_ / model_.kv_heads);
   layers_.resize(static_cast<size_t>(model_.layers));
   const size_t cache_bytes =
       static_cast<size_t>(options_.kv_blocks) * static_cast<size_t>(options_.block_size) * static_cast<size_t>(kv_cols_) * elem_;
+  int64_t w = 0;
   for (Layer& l : layers_) {
     FLEETSIM_RETURN_IF_ERROR(fill_ones(H, &l.attn_norm, "a norm weight"));
-    FLEETSIM_RETURN_IF_ERROR(fill(H * qkv_cols_, &l.qkv, "the qkv weight"));
-    FLEETSIM_RETURN_IF_ERROR(fill(q_cols_ * H, &l.o, "the o weight"));
+    // qkv: columns [Q | K | V] of the full matrix, each this rank's heads.
+    FLEETSIM_RETURN_IF_ERROR(fill(w++, 0, H,
+                                  {{rank * q_cols_, q_cols_},
+                                   {full_q + kv_first * hd, kv_cols_},
+                                   {full_q + full_kv + kv_first * hd, kv_cols_}},
+                                  &l.qkv, "the qkv weight"));
+    // o and down: this rank's rows (its heads' and its MLP columns' inputs).
+    FLEETSIM_RETURN_IF_ERROR(fill(w++, rank * q_cols_, q_cols_, {{0, H}}, &l.o, "the o weight"));
     FLEETSIM_RETURN_IF_ERROR(fill_ones(H, &l.mlp_norm, "a norm weight"));
-    FLEETSIM_RETURN_IF_ERROR(fill(H * 2 * I, &l.gate_up, "the gate_up weight"));
-    FLEETSIM_RETURN_IF_ERROR(fill(I * H, &l.down, "the down weight"));
+    FLEETSIM_RETURN_IF_ERROR(fill(w++, 0, H, {{rank * I, I}, {full_i + rank * I, I}}, &l.gate_up, "the gate_up weight"));
+    FLEETSIM_RETURN_IF_ERROR(fill(w++, rank * I, I, {{0, H}}, &l.down, "the down weight"));
     FLEETSIM_RETURN_IF_ERROR(Alloc(cache_bytes, &l.k_cache, "the K cache"));
     FLEETSIM_RETURN_IF_ERROR(Alloc(cache_bytes, &l.v_cache, "the V cache"));
     kv_bytes_ += 2 * static_cast<int64_t>(cache_bytes);
   }
-  FLEETSIM_RETURN_IF_ERROR(fill(int64_t{model_.vocab} * H, &embedding_, "the embedding"));
-  if (!model_.tied_embeddings) FLEETSIM_RETURN_IF_ERROR(fill(H * model_.vocab, &lm_head_, "the lm_head"));
+  FLEETSIM_RETURN_IF_ERROR(fill(w++, 0, model_.vocab, {{0, H}}, &embedding_, "the embedding"));
+  if (!model_.tied_embeddings)
+    FLEETSIM_RETURN_IF_ERROR(fill(w++, 0, H, {{vocab_first_, vocab_cols_}}, &lm_head_, "the lm_head"));
   FLEETSIM_RETURN_IF_ERROR(fill_ones(H, &final_norm_, "the final norm"));
   return backend_.Synchronize();
 }
@@ -150,15 +209,16 @@ Status LiveModel::Reserve(int64_t tokens, int64_t seqs, int64_t cells) {
     FLEETSIM_RETURN_IF_ERROR(Alloc(static_cast<size_t>(t * model_.hidden) * e, &h_, "activations"));
     FLEETSIM_RETURN_IF_ERROR(Alloc(static_cast<size_t>(t * qkv_cols_) * e, &qkv_buf_, "activations"));
     FLEETSIM_RETURN_IF_ERROR(Alloc(static_cast<size_t>(t * q_cols_) * e, &attn_, "activations"));
-    FLEETSIM_RETURN_IF_ERROR(
-        Alloc(static_cast<size_t>(t * 2 * model_.intermediate) * e, &gate_up_buf_, "activations"));
-    FLEETSIM_RETURN_IF_ERROR(Alloc(static_cast<size_t>(t * model_.intermediate) * e, &act_, "activations"));
+    FLEETSIM_RETURN_IF_ERROR(Alloc(static_cast<size_t>(t * 2 * intermediate_) * e, &gate_up_buf_, "activations"));
+    FLEETSIM_RETURN_IF_ERROR(Alloc(static_cast<size_t>(t * intermediate_) * e, &act_, "activations"));
     cap_tokens_ = t;
   }
   if (seqs > cap_seqs_) {
     const int64_t s = std::max(seqs, cap_seqs_ * 2);
     FLEETSIM_RETURN_IF_ERROR(Alloc(static_cast<size_t>(s * model_.hidden) * elem_, &gathered_, "activations"));
-    FLEETSIM_RETURN_IF_ERROR(Alloc(static_cast<size_t>(s * model_.vocab) * elem_, &logits_, "logits"));
+    // Rank 0 holds every rank's slice (the gather's destination).
+    const int64_t cols = options_.rank == 0 ? model_.vocab : vocab_cols_;
+    FLEETSIM_RETURN_IF_ERROR(Alloc(static_cast<size_t>(s * cols) * elem_, &logits_, "logits"));
     cap_seqs_ = s;
   }
   // Index tensors: token ids, positions, slots (3 T), prefill starts (S + 1)
@@ -173,6 +233,18 @@ Status LiveModel::Reserve(int64_t tokens, int64_t seqs, int64_t cells) {
   return Status::Ok();
 }
 
+Status LiveModel::Arrive() {
+  if (options_.group->ring.Arrive()) return Status::Ok();
+  return Status::Invalid("tensor-parallel rank " + std::to_string(options_.rank) + ": another rank failed");
+}
+
+Status LiveModel::AllReduce(int64_t rows) {
+  bool aborted = false;
+  FLEETSIM_RETURN_IF_ERROR(options_.group->ring.Run(options_.rank, rows * model_.hidden, dtype_, &aborted));
+  if (aborted) return Status::Invalid("tensor-parallel rank " + std::to_string(options_.rank) + ": another rank failed");
+  return Status::Ok();
+}
+
 void OpTimes::Add(const OpTimes& o) {
   gemm += o.gemm;
   attention_prefill += o.attention_prefill;
@@ -180,6 +252,7 @@ void OpTimes::Add(const OpTimes& o) {
   elementwise += o.elementwise;
   kv_write += o.kv_write;
   sampling += o.sampling;
+  collective += o.collective;
   host += o.host;
   total += o.total;
 }
@@ -217,6 +290,13 @@ Status LiveModel::Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>
   const int64_t T = ta + tb;
   if (T == 0) return Status::Ok();
   FLEETSIM_RETURN_IF_ERROR(Reserve(T, samples, tb * max_blocks));
+  if (tp_ > 1) {
+    // The buffers the others copy into may have moved: attach them again,
+    // and line the ranks up before the first copy.
+    FLEETSIM_RETURN_IF_ERROR(options_.group->ring.Attach(options_.rank, h_.data(), h_.bytes()));
+    if (options_.rank == 0) options_.group->logits = logits_.data();
+    FLEETSIM_RETURN_IF_ERROR(Arrive());
+  }
   const Clock::time_point host_start = Clock::now();
   // Host copies of the index tensors, laid out as in Reserve.
   host_index_.assign(static_cast<size_t>(4 * T + 3 * samples + na + 1 + tb * max_blocks), 0);
@@ -264,11 +344,12 @@ Status LiveModel::Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>
   const int32_t* d_gather = d_tables + tb * max_blocks;
   int32_t* d_out = dev + (d_gather - dev) + samples;
 
-  const int64_t H = model_.hidden, I = model_.intermediate;
+  const int64_t H = model_.hidden, I = intermediate_;
   auto at = [&](const DeviceBuffer& b, int64_t elements) {
     return static_cast<unsigned char*>(b.data()) + static_cast<size_t>(elements) * elem_;
   };
-  auto gemm = [&](const void* a, const void* w, void* c, int64_t m, int64_t n, int64_t k) {
+  // c (m × n) = a (m × k) · w (k × n), all packed.
+  auto gemm_args = [&](const void* a, const void* w, void* c, int64_t m, int64_t n, int64_t k) {
     kernels::GemmArgs g;
     g.m = m;
     g.n = n;
@@ -280,7 +361,11 @@ Status LiveModel::Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>
     g.lda = k;
     g.ldb = n;
     g.ldc = n;
-    return timed(&times_.gemm, [&] { return backend_.Gemm(g); });
+    return g;
+  };
+  auto run_gemm = [&](const kernels::GemmArgs& g) { return timed(&times_.gemm, [&] { return backend_.Gemm(g); }); };
+  auto gemm = [&](const void* a, const void* w, void* c, int64_t m, int64_t n, int64_t k) {
+    return run_gemm(gemm_args(a, w, c, m, n, k));
   };
   auto norm = [&](const void* x, const DeviceBuffer& w, void* out, int64_t rows) {
     kernels::RmsNormArgs r;
@@ -311,8 +396,8 @@ Status LiveModel::Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>
   auto paged = [&](Layer& l, int64_t first, int64_t rows, double* bucket) {
     kernels::AttentionDecodeArgs d;
     d.num_seqs = rows;
-    d.num_heads = model_.heads;
-    d.num_kv_heads = model_.kv_heads;
+    d.num_heads = heads_;
+    d.num_kv_heads = kv_heads_;
     d.head_dim = model_.head_dim;
     d.block_size = bs;
     d.num_blocks = options_.kv_blocks;
@@ -349,7 +434,7 @@ Status LiveModel::Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>
     for (int part = 0; part < 2; ++part) {
       kernels::RopeArgs r;
       r.num_tokens = T;
-      r.num_heads = part == 0 ? model_.heads : model_.kv_heads;
+      r.num_heads = part == 0 ? heads_ : kv_heads_;
       r.head_dim = hd;
       r.theta = options_.rope_theta;
       r.dtype = dtype_;
@@ -361,7 +446,7 @@ Status LiveModel::Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>
     {
       kernels::KvCacheWriteArgs w;
       w.num_tokens = T;
-      w.num_kv_heads = model_.kv_heads;
+      w.num_kv_heads = kv_heads_;
       w.head_dim = hd;
       w.num_slots = num_slots;
       w.dtype = dtype_;
@@ -378,8 +463,8 @@ Status LiveModel::Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>
       kernels::AttentionPrefillArgs p;
       p.num_seqs = na;
       p.num_tokens = ta;
-      p.num_heads = model_.heads;
-      p.num_kv_heads = model_.kv_heads;
+      p.num_heads = heads_;
+      p.num_kv_heads = kv_heads_;
       p.head_dim = hd;
       p.dtype = dtype_;
       p.seq_starts = d_starts;
@@ -396,6 +481,7 @@ Status LiveModel::Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>
     if (tb1 > 0) FLEETSIM_RETURN_IF_ERROR(paged(l, ta, tb1, &times_.attention_prefill));
     if (tb2 > 0) FLEETSIM_RETURN_IF_ERROR(paged(l, ta + tb1, tb2, &times_.attention_decode));
     FLEETSIM_RETURN_IF_ERROR(gemm(attn_.data(), l.o.data(), h_.data(), T, H, q_cols_));
+    if (tp_ > 1) FLEETSIM_RETURN_IF_ERROR(timed(&times_.collective, [&] { return AllReduce(T); }));
     FLEETSIM_RETURN_IF_ERROR(residual(x_.data(), h_.data(), T));
     FLEETSIM_RETURN_IF_ERROR(norm(x_.data(), l.mlp_norm, h_.data(), T));
     FLEETSIM_RETURN_IF_ERROR(gemm(h_.data(), l.gate_up.data(), gate_up_buf_.data(), T, 2 * I, H));
@@ -413,6 +499,7 @@ Status LiveModel::Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>
       FLEETSIM_RETURN_IF_ERROR(timed(&times_.elementwise, [&] { return backend_.SiluMul(s); }));
     }
     FLEETSIM_RETURN_IF_ERROR(gemm(act_.data(), l.down.data(), h_.data(), T, H, I));
+    if (tp_ > 1) FLEETSIM_RETURN_IF_ERROR(timed(&times_.collective, [&] { return AllReduce(T); }));
     FLEETSIM_RETURN_IF_ERROR(residual(x_.data(), h_.data(), T));
   }
   if (samples > 0) {
@@ -428,22 +515,34 @@ Status LiveModel::Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>
     g.out_stride = H;
     FLEETSIM_RETURN_IF_ERROR(timed(&times_.elementwise, [&] { return backend_.Embedding(g); }));
     FLEETSIM_RETURN_IF_ERROR(norm(h_.data(), final_norm_, gathered_.data(), samples));
+    // This rank's vocabulary columns; rank 0 writes its own straight into
+    // the full logits (row stride vocab), the others theirs packed, then
+    // copy them into rank 0's at their column offset.
+    kernels::GemmArgs lm = gemm_args(gathered_.data(), lm_head_.data(), logits_.data(), samples, vocab_cols_, H);
+    lm.ldc = options_.rank == 0 ? model_.vocab : vocab_cols_;
     if (model_.tied_embeddings) {
-      kernels::GemmArgs g2;
-      g2.m = samples;
-      g2.n = model_.vocab;
-      g2.k = H;
-      g2.dtype = dtype_;
-      g2.transpose_b = true;
-      g2.a = gathered_.data();
-      g2.b = embedding_.data();
-      g2.c = logits_.data();
-      g2.lda = H;
-      g2.ldb = H;
-      g2.ldc = model_.vocab;
-      FLEETSIM_RETURN_IF_ERROR(timed(&times_.gemm, [&] { return backend_.Gemm(g2); }));
-    } else {
-      FLEETSIM_RETURN_IF_ERROR(gemm(gathered_.data(), lm_head_.data(), logits_.data(), samples, model_.vocab, H));
+      lm.transpose_b = true;
+      lm.b = at(embedding_, vocab_first_ * H);
+      lm.ldb = H;
+    }
+    FLEETSIM_RETURN_IF_ERROR(run_gemm(lm));
+    if (tp_ > 1) {
+      FLEETSIM_RETURN_IF_ERROR(timed(&times_.collective, [&]() -> Status {
+        if (options_.rank != 0) {
+          kernels::RingAllReduce& ring = options_.group->ring;
+          FLEETSIM_RETURN_IF_ERROR(backend_.CopyPeer2D(
+              ring.backend(0), static_cast<unsigned char*>(options_.group->logits) + static_cast<size_t>(vocab_first_) * elem_,
+              static_cast<size_t>(model_.vocab) * elem_, logits_.data(), static_cast<size_t>(vocab_cols_) * elem_,
+              static_cast<size_t>(vocab_cols_) * elem_, static_cast<size_t>(samples)));
+          FLEETSIM_RETURN_IF_ERROR(backend_.Synchronize());
+        }
+        return Arrive();
+      }));
+      if (options_.rank != 0) {
+        times_.total = static_cast<double>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - step_start).count());
+        return Status::Ok();
+      }
     }
     kernels::ArgmaxArgs am;
     am.rows = samples;

@@ -15,8 +15,18 @@
 // paged decode kernel, a query row per token attending to the cache up to
 // and including itself.
 //
-// Llama-style dense models only (no experts, no latent attention), one GPU
-// (tp = pp = 1). Not thread-safe: one worker thread owns a model and its
+// Tensor parallel (tp > 1, Megatron-style, as vLLM shards a dense model):
+// each rank holds heads / tp query heads and ceil(kv_heads / tp) KV heads
+// (their qkv columns and o rows, and their part of the KV cache),
+// ceil(intermediate / tp) MLP columns, and ceil(vocab / tp) lm_head
+// columns; norms, embedding and residual stream are replicated. The o and
+// down GEMMs' partial sums meet in a ring all-reduce over peer copies
+// (kernels/ring_all_reduce.h), and the ranks' logits slices are gathered
+// into rank 0's with a 2-D peer copy, where the argmax runs. Every rank's
+// thread calls Forward with the same sequences; rank 0's gets the tokens.
+//
+// Llama-style dense models only (no experts, no latent attention), no
+// pipeline stages. Not thread-safe: one thread owns a rank's model and its
 // backend.
 #pragma once
 
@@ -26,6 +36,7 @@
 
 #include "base/status.h"
 #include "kernels/backend.h"
+#include "kernels/ring_all_reduce.h"
 #include "model/model_spec.h"
 
 namespace fleetsim::live {
@@ -41,6 +52,16 @@ struct StepSeq {
   const std::vector<int32_t>* blocks = nullptr;
 };
 
+// What the ranks of one tensor-parallel replica share: the all-reduce over
+// their backends (rank r's is ring.backend(r)), and rank 0's logits buffer,
+// which the others' vocabulary slices are gathered into (published by rank
+// 0 before each step's first barrier).
+struct TpGroup {
+  explicit TpGroup(std::vector<kernels::Backend*> ranks) : ring(std::move(ranks)) {}
+  kernels::RingAllReduce ring;
+  void* logits = nullptr;
+};
+
 struct LiveModelOptions {
   int64_t block_size = 16;
   int64_t kv_blocks = 0;   // physical blocks of the cache (per layer, K and V each)
@@ -48,6 +69,10 @@ struct LiveModelOptions {
   int64_t max_seqs = 0;
   double rope_theta = 5e5;
   uint64_t seed = 0;       // of the random weights
+  // Tensor parallel: this model is rank `rank` of group->ring.ranks() ranks
+  // (its backend is group->ring.backend(rank)). Null: one rank.
+  TpGroup* group = nullptr;
+  int rank = 0;
 };
 
 // Why `model` cannot run live ("" when it can): MoE, latent attention,
@@ -63,6 +88,7 @@ struct OpTimes {
   double elementwise = 0;        // norms, rotary, activation, residuals, embedding, row gather
   double kv_write = 0;           // new tokens' K/V into the cache (no perf-model term)
   double sampling = 0;           // argmax and the copy of the ids to the host (no term)
+  double collective = 0;         // tensor parallel: all-reduces and the logits gather (the all-reduce term)
   double host = 0;               // index tensors built and copied
   double total = 0;              // the whole step, to the device's end
   void Add(const OpTimes& o);
@@ -96,6 +122,10 @@ class LiveModel {
   Status AllocateWeights();
   Status Reserve(int64_t tokens, int64_t seqs, int64_t table_cells);
   Status Alloc(size_t bytes, kernels::DeviceBuffer* out, const char* what);
+  // Tensor parallel: sums h_'s first `rows` rows over the ranks.
+  Status AllReduce(int64_t rows);
+  // Every rank at the group's barrier (an error when a rank failed).
+  Status Arrive();
 
   struct Layer {
     kernels::DeviceBuffer attn_norm, qkv, o, mlp_norm, gate_up, down;
@@ -107,6 +137,10 @@ class LiveModel {
   const LiveModelOptions options_;
   kernels::DType dtype_;
   size_t elem_ = 2;
+  int tp_ = 1;
+  // This rank's shard: query and KV heads, MLP columns, vocabulary columns
+  // (vocab_cols_ of them from column vocab_first_ of the full logits).
+  int64_t heads_ = 0, kv_heads_ = 0, intermediate_ = 0, vocab_first_ = 0, vocab_cols_ = 0;
   int64_t q_cols_ = 0, kv_cols_ = 0, qkv_cols_ = 0;
   std::vector<Layer> layers_;
   kernels::DeviceBuffer embedding_, lm_head_, final_norm_;

@@ -68,6 +68,14 @@ TEST(CalibratePipeline, TinyModelOnCpuCalibratesAndSimulates) {
   EXPECT_EQ(p.collective_checks[0].ranks, 2);
   EXPECT_GT(p.collective_checks[0].measured_ns, 0);
   EXPECT_GT(p.collective_checks[0].predicted_ns, 0);
+  // The ring all-reduce as live mode's tp 2 runs it, timed from 1 KiB to
+  // the check's 16 MiB (a factor of 4 apart).
+  ASSERT_EQ(p.all_reduce_intra_node.size(), 1u);
+  const ProfileCurve& ring = p.all_reduce_intra_node.at(2);
+  ASSERT_EQ(ring.x.size(), 8u);
+  EXPECT_EQ(ring.x.front(), 1024);
+  EXPECT_EQ(ring.x.back(), 16.0 * 1024 * 1024);
+  for (double ns : ring.ns) EXPECT_GT(ns, 0);
   // The report covers every fit.
   EXPECT_EQ(r.svgs.size(), p.fits.size());
   EXPECT_NE(r.report_markdown.find("gemm.bf16"), std::string::npos);
@@ -108,6 +116,14 @@ TEST(CalibratePipeline, TinyModelOnCpuCalibratesAndSimulates) {
   EXPECT_EQ(sources["gemm"], "profile:tiny-cpu.json");
   EXPECT_EQ(sources["elementwise"], "profile:tiny-cpu.json");
   EXPECT_EQ(sources["attention_decode"], "roofline");
+  // At tp 2 the all-reduces are priced from the measured ring.
+  spec.pools[0].tp = 2;
+  ls = ScenarioRun::Build(spec, catalog, policies, &run);
+  ASSERT_TRUE(ls.ok()) << ls.message();
+  ls = run->Run(mo, 7, nullptr, &report);
+  ASSERT_TRUE(ls.ok()) << ls.message();
+  sources = std::map<std::string, std::string>(report.summary.perf_sources.begin(), report.summary.perf_sources.end());
+  EXPECT_EQ(sources["all_reduce"], "profile:tiny-cpu.json");
   fs::remove_all(dir);
 }
 

@@ -87,22 +87,45 @@ void RunLive(const json& scenario, uint64_t seed, LiveOutcome* out) {
   out->stats = mode.Stats();
 }
 
+// All `n` requests arrived and completed, each ended exactly once, with the
+// length it asked for, its times in order.
+void ExpectAllCompletedOnce(const LiveOutcome& o, int64_t n) {
+  EXPECT_EQ(o.report.summary.arrived, n);
+  EXPECT_EQ(o.report.summary.completed, n);
+  EXPECT_EQ(static_cast<int64_t>(o.ends.size()), n);
+  for (const auto& [id, times] : o.ends) EXPECT_EQ(times, 1) << "request " << id;
+  EXPECT_TRUE(o.lengths_ok);
+  EXPECT_TRUE(o.order_ok);
+}
+
 TEST(Live, EveryRequestEndsOnceWithTheLengthItAskedFor) {
   LiveOutcome o;
   ASSERT_NO_FATAL_FAILURE(RunLive(SmallScenario(), 3, &o));
+  ExpectAllCompletedOnce(o, 40);
   const Summary& sum = o.report.summary;
-  EXPECT_EQ(sum.arrived, 40);
   EXPECT_EQ(sum.completed + sum.rejected + sum.failed + sum.unfinished, sum.arrived);
-  EXPECT_EQ(sum.completed, 40);
-  EXPECT_EQ(o.ends.size(), 40u);
-  for (const auto& [id, n] : o.ends) EXPECT_EQ(n, 1) << "request " << id;
-  EXPECT_TRUE(o.lengths_ok);
-  EXPECT_TRUE(o.order_ok);
   ASSERT_EQ(o.stats.size(), 1u);
   EXPECT_GT(o.stats[0].worker.steps, 0);
   EXPECT_GT(o.stats[0].worker.busy_s, 0);
   // Live time is wall time: the run lasted at least its arrivals' span.
   EXPECT_GT(sum.simulated_s, 1.0);
+}
+
+// A tensor-parallel replica: two ranks, each a CPU backend with half the
+// heads and MLP columns, meeting in ring all-reduces. Every request ends
+// once with its length (both builds: the sanitizer sees the ranks' threads
+// and the ring), the rank times its collectives, and the worker shuts down.
+TEST(Live, TensorParallelReplicaConservesEveryRequest) {
+  json j = SmallScenario();
+  j["fleet"]["pools"][0]["tp"] = 2;
+  j["traffic"]["max_requests"] = 20;
+  LiveOutcome o;
+  ASSERT_NO_FATAL_FAILURE(RunLive(j, 3, &o));
+  ExpectAllCompletedOnce(o, 20);
+  ASSERT_EQ(o.stats.size(), 1u);
+  EXPECT_EQ(o.stats[0].tp, 2);
+  EXPECT_GT(o.stats[0].worker.steps, 0);
+  EXPECT_GT(o.stats[0].worker.measured.collective, 0);
 }
 
 // The bundled drill (scenarios/live-cpu-drill.json) in process: replica 0
@@ -186,12 +209,12 @@ TEST(Live, WhatCannotRunLiveIsRefusedNamingThePool) {
   EXPECT_NE(r.output.find("fleet.pools[0]: live mode: model Mixtral-8x7B: mixture-of-experts"), std::string::npos)
       << r.output;
   j = SmallScenario();
-  j["fleet"]["pools"][0]["tp"] = 2;
-  const std::string tp = dir.Write("tp.json", j.dump());
-  r = RunFleetsim("live " + ShellQuote(tp) + " --no-diff --out " + ShellQuote(dir.File("o")));
+  j["fleet"]["pools"][0]["pp"] = 2;
+  const std::string pp = dir.Write("pp.json", j.dump());
+  r = RunFleetsim("live " + ShellQuote(pp) + " --no-diff --out " + ShellQuote(dir.File("o")));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("fleet.pools[0]: live mode: tp, pp, ep and dp must be 1"), std::string::npos) << r.output;
-  r = RunFleetsim("live " + ShellQuote(tp) + " --backend tpu");
+  EXPECT_NE(r.output.find("fleet.pools[0]: live mode: pp, ep and dp must be 1"), std::string::npos) << r.output;
+  r = RunFleetsim("live " + ShellQuote(pp) + " --backend tpu");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   // fit takes a folder only when it is a live run's.
   fs::create_directories(dir.File("not-live"));
