@@ -73,6 +73,28 @@ std::optional<double> TargetOf(const Metric& m, const Stat& st, const LiveDiffTa
 
 std::string Ms(const std::optional<double>& v) { return v ? report::Format("%.3f", *v) : "-"; }
 
+// One statistic of the simulation (x) against the live run's (y).
+struct Comparison {
+  std::optional<double> abs, rel;  // x - y, (x - y) / y
+  std::optional<double> target;    // the bound on |rel|, where there is one
+  bool met = false;
+  std::string rel_cell, target_cell;  // diff.md's
+};
+
+Comparison Compare(const Metric& m, const Stat& st, const std::optional<double>& x, const std::optional<double>& y,
+                   const LiveDiffTargets& targets) {
+  Comparison c;
+  if (x && y) {
+    c.abs = *x - *y;
+    if (*y != 0) c.rel = (*x - *y) / *y;
+  }
+  c.target = TargetOf(m, st, targets);
+  c.met = c.target && c.rel && std::fabs(*c.rel) <= *c.target;
+  c.rel_cell = c.rel ? report::Format("%+.1f%%", 100 * *c.rel) : std::string("-");
+  if (c.target) c.target_cell = report::Format("±%.0f%% %s", 100 * *c.target, c.met ? "met" : "**missed**");
+  return c;
+}
+
 }  // namespace
 
 Status DiffLiveRun(const Summary& sim, const Summary& live, const std::string& sim_requests,
@@ -95,6 +117,7 @@ Status DiffLiveRun(const Summary& sim, const Summary& live, const std::string& s
   md += "\nRelative error is (sim − live) / live: negative means the simulation was optimistic.\n\n";
   md += "| metric | stat | sim (ms) | live (ms) | abs (ms) | rel | target |\n|---|---|---:|---:|---:|---:|---|\n";
   out->misses.clear();
+  out->as_run_line.clear();
   w.Key("metrics").BeginObject();
   for (const Metric& m : kMetrics) {
     const Distribution& a = sim.*m.field;
@@ -104,26 +127,19 @@ Status DiffLiveRun(const Summary& sim, const Summary& live, const std::string& s
     for (const Stat& st : kStats) {
       const std::optional<double>& x = a.*st.field;
       const std::optional<double>& y = b.*st.field;
-      std::optional<double> abs_err, rel_err;
-      if (x && y) {
-        abs_err = *x - *y;
-        if (*y != 0) rel_err = (*x - *y) / *y;
-      }
-      const std::optional<double> target = TargetOf(m, st, targets);
-      const bool met = target && rel_err && std::fabs(*rel_err) <= *target;
+      const Comparison c = Compare(m, st, x, y, targets);
       w.Key(st.name).BeginObject();
       if (x) w.Key("sim").Double(*x); else w.Key("sim").Null();
       if (y) w.Key("live").Double(*y); else w.Key("live").Null();
-      if (abs_err) w.Key("abs").Double(*abs_err); else w.Key("abs").Null();
-      if (rel_err) w.Key("rel").Double(*rel_err); else w.Key("rel").Null();
-      if (target) w.Key("target").Double(*target).Key("met").Bool(met);
+      if (c.abs) w.Key("abs").Double(*c.abs); else w.Key("abs").Null();
+      if (c.rel) w.Key("rel").Double(*c.rel); else w.Key("rel").Null();
+      if (c.target) w.Key("target").Double(*c.target).Key("met").Bool(c.met);
       w.EndObject();
-      if (target && !met)
+      if (c.target && !c.met)
         out->misses.push_back(std::string(m.name) + " " + st.name + ": sim " + Ms(x) + " ms, live " + Ms(y) + " ms" +
-                              (rel_err ? report::Format(" (%+.1f%%)", 100 * *rel_err) : std::string(" (no value)")));
-      md += "| " + std::string(m.name) + " | " + st.name + " | " + Ms(x) + " | " + Ms(y) + " | " + Ms(abs_err) + " | " +
-            (rel_err ? report::Format("%+.1f%%", 100 * *rel_err) : std::string("-")) + " | " +
-            (target ? report::Format("±%.0f%% %s", 100 * *target, met ? "met" : "**missed**") : std::string()) + " |\n";
+                              (c.rel ? report::Format(" (%+.1f%%)", 100 * *c.rel) : std::string(" (no value)")));
+      md += "| " + std::string(m.name) + " | " + st.name + " | " + Ms(x) + " | " + Ms(y) + " | " + Ms(c.abs) + " | " +
+            c.rel_cell + " | " + c.target_cell + " |\n";
     }
     w.EndObject();
   }
@@ -163,20 +179,18 @@ Status DiffLiveRun(const Summary& sim, const Summary& live, const std::string& s
       for (const Stat& st : kStats) {
         const std::optional<double>& x = as_run->sim->*m.field.*st.field;
         const std::optional<double>& y = live.*m.field.*st.field;
-        std::optional<double> rel_err;
-        if (x && y && *y != 0) rel_err = (*x - *y) / *y;
-        const std::optional<double> target = TargetOf(m, st, targets);
-        const bool met = target && rel_err && std::fabs(*rel_err) <= *target;
-        if (target && !met) all_met = false;
+        const Comparison c = Compare(m, st, x, y, targets);
+        if (c.target && !c.met) all_met = false;
+        if (c.target && c.rel)
+          out->as_run_line += (out->as_run_line.empty() ? "" : ", ") + std::string(m.name) + " " + st.name +
+                              report::Format(" %+.1f%%", 100 * *c.rel);
         w.Key(st.name).BeginObject();
         if (x) w.Key("sim").Double(*x); else w.Key("sim").Null();
-        if (rel_err) w.Key("rel").Double(*rel_err); else w.Key("rel").Null();
-        if (target) w.Key("met").Bool(met);
+        if (c.rel) w.Key("rel").Double(*c.rel); else w.Key("rel").Null();
+        if (c.target) w.Key("met").Bool(c.met);
         w.EndObject();
-        as_run_md += "| " + std::string(m.name) + " | " + st.name + " | " + Ms(x) + " | " + Ms(y) + " | " +
-                     (rel_err ? report::Format("%+.1f%%", 100 * *rel_err) : std::string("-")) + " | " +
-                     (target ? report::Format("±%.0f%% %s", 100 * *target, met ? "met" : "**missed**") : std::string()) +
-                     " |\n";
+        as_run_md += "| " + std::string(m.name) + " | " + st.name + " | " + Ms(x) + " | " + Ms(y) + " | " + c.rel_cell +
+                     " | " + c.target_cell + " |\n";
       }
       w.EndObject();
     }

@@ -1892,22 +1892,8 @@ int CmdLive(const std::string& path, const std::vector<std::string>& overrides, 
       for (const std::string& m : diff.misses) std::printf("            %s\n", m.c_str());
       if (kernel_scale) {
         // The same figures with the kernels priced at the speed they ran.
-        std::vector<std::string> rest;
-        for (const char* m : {"ttft", "tpot"})
-          for (const char* st : {"p50", "p99"}) {
-            const Distribution& a = std::string(m) == "ttft" ? as_run_report.summary.ttft : as_run_report.summary.tpot;
-            const Distribution& b = std::string(m) == "ttft" ? live_report.summary.ttft : live_report.summary.tpot;
-            const std::optional<double>& x = std::string(st) == "p50" ? a.p50 : a.p99;
-            const std::optional<double>& y = std::string(st) == "p50" ? b.p50 : b.p99;
-            if (x && y && *y != 0) {
-              char buf[64];
-              std::snprintf(buf, sizeof buf, "%s %s %+.1f%%", m, st, 100 * (*x - *y) / *y);
-              rest.push_back(buf);
-            }
-          }
-        std::string line;
-        for (const std::string& r : rest) line += (line.empty() ? "" : ", ") + r;
-        std::printf("            kernels ran at %.3fx the profile; priced so: %s\n", *kernel_scale, line.c_str());
+        std::printf("            kernels ran at %.3fx the profile; priced so: %s\n", *kernel_scale,
+                    diff.as_run_line.c_str());
       }
     }
     std::printf("outputs     %s/{summary.json,requests.csv,timeseries.csv,itl.csv,run.json,live.json,observed.csv%s}\n",

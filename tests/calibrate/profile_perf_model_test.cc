@@ -161,6 +161,20 @@ Profile FittedProfile(bool attention_measured) {
 // kernel_time_scale (set by fleetsim live and fit for a live run's replay)
 // multiplies the kernels' four kinds as priced, fitted curves (attention
 // included) and the roofline's lm_head alike, and nothing else.
+// A step of one 100-token prompt beside ten decodes over 5000 KV tokens.
+BatchShape MixedShape() {
+  BatchShape b;
+  b.prefill_seqs = 1;
+  b.prefill_tokens = 100;
+  b.prefill_attn_pairs = 100 * 101 / 2;
+  b.prefill_kv_tokens = 100;
+  b.decode_seqs = 10;
+  b.decode_tokens = 10;
+  b.decode_kv_tokens = 5000;
+  b.sampled_seqs = 11;
+  return b;
+}
+
 TEST(ProfilePerfModel, KernelTimeScaleMultipliesTheKernelsAsPriced) {
   Fixture f;
   const ModelSpec& m = *f.catalog.FindModel("Llama-3.1-8B");
@@ -172,15 +186,7 @@ TEST(ProfilePerfModel, KernelTimeScaleMultipliesTheKernelsAsPriced) {
   ASSERT_TRUE(ProfilePerfModel::Create(p, "cal.json", m, g, ShardPlan{}, e, ro, &plain).ok());
   ro.kernel_time_scale = 1.25;
   ASSERT_TRUE(ProfilePerfModel::Create(p, "cal.json", m, g, ShardPlan{}, e, ro, &scaled).ok());
-  BatchShape b;
-  b.prefill_seqs = 1;
-  b.prefill_tokens = 100;
-  b.prefill_attn_pairs = 100 * 101 / 2;
-  b.prefill_kv_tokens = 100;
-  b.decode_seqs = 10;
-  b.decode_tokens = 10;
-  b.decode_kv_tokens = 5000;
-  b.sampled_seqs = 11;
+  const BatchShape b = MixedShape();
   const IterationParts a = plain->Parts(b), c = scaled->Parts(b);
   ASSERT_GT(a.attention_prefill, 0);
   ASSERT_GT(a.attention_decode, 0);
@@ -207,15 +213,7 @@ TEST(ProfilePerfModel, FittedCurvesTimeAnotherModelsShapes) {
                         kind == "attention_decode";
     EXPECT_EQ(src, fitted ? "fitted:cal.json" : EngineOr(kind, "roofline")) << kind;
   }
-  BatchShape b;
-  b.prefill_seqs = 1;
-  b.prefill_tokens = 100;
-  b.prefill_attn_pairs = 100 * 101 / 2;
-  b.prefill_kv_tokens = 100;
-  b.decode_seqs = 10;
-  b.decode_tokens = 10;
-  b.decode_kv_tokens = 5000;
-  b.sampled_seqs = 11;
+  const BatchShape b = MixedShape();
   // Llama-3.1-8B at tp 1: qkv 4096x6144, o 4096x4096, gate_up 4096x28672,
   // down 14336x4096; 32 heads, 8 KV heads of 128.
   const double nk = 4096.0 * 6144 + 4096.0 * 4096 + 4096.0 * 28672 + 14336.0 * 4096;
