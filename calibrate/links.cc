@@ -67,10 +67,6 @@ void FillPattern(unsigned char* p, size_t n, uint32_t seed) {
 
 std::string DeviceName(size_t i) { return "device" + std::to_string(i); }
 
-// A barrier for a fixed number of threads that can be aborted: a rank that
-// hits an error calls Abort(), and every waiting or later arrival returns
-// false instead of waiting for a rank that will never come.
-
 }  // namespace
 
 // ---- Fit ------------------------------------------------------------------

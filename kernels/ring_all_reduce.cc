@@ -58,13 +58,6 @@ Status RingAllReduce::Attach(int r, void* data, size_t bytes) {
 }
 
 Status RingAllReduce::Run(int r, int64_t elements, DType dtype, bool* aborted) {
-  Status s = RunOnce(r, elements, dtype, aborted);
-  // The others would wait for this rank at the next step forever.
-  if (!s.ok()) barrier_.Abort();
-  return s;
-}
-
-Status RingAllReduce::RunOnce(int r, int64_t elements, DType dtype, bool* aborted) {
   *aborted = false;
   const int p = ranks();
   if (p < 2 || elements <= 0) return Status::Ok();

@@ -78,8 +78,9 @@ class RingAllReduce {
   // Sums the first `elements` values of type `dtype` of every rank's
   // attached buffer over the ranks, in place; returns with rank r's backend
   // synchronised. *aborted is set (and OK returned) when another rank
-  // aborted the group; the buffer's contents are then unspecified. An error
-  // aborts the group (so that no rank waits for this one).
+  // aborted the group; the buffer's contents are then unspecified. On an
+  // error the caller must Abort() (after recording why), or the other ranks
+  // wait for this one forever.
   // REQUIRES: every rank attached a buffer of >= elements · DTypeSize(dtype)
   // bytes, and passed a barrier since; every rank calls Run with the same
   // elements and dtype.
@@ -93,8 +94,6 @@ class RingAllReduce {
   bool aborted() { return barrier_.aborted(); }
 
  private:
-  Status RunOnce(int r, int64_t elements, DType dtype, bool* aborted);
-
   std::vector<Backend*> ranks_;
   RankBarrier barrier_;
   std::vector<DeviceBuffer> recv_[2];  // per rank, alternating

@@ -55,8 +55,15 @@ void Pin(int cpu) {
 }  // namespace
 
 void ReplicaWorker::Fail(const Status& s) {
+  // A rank released by another's failure says only that: the group has the
+  // failing rank's own error (recorded before it released the others).
+  Status why = s;
+  if (group_) {
+    const Status first = group_->error();  // with the failing rank's number
+    if (!first.ok()) why = first;
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  if (status_.ok()) status_ = s.WithPrefix("live " + name_ + ": ");
+  if (status_.ok()) status_ = why.WithPrefix("live " + name_ + ": ");
 }
 
 void ReplicaWorker::RankLoop(size_t r) {
@@ -66,10 +73,9 @@ void ReplicaWorker::RankLoop(size_t r) {
     // Rank 0 lines every rank up when a step's sequences are in step_seqs_,
     // and again when every rank has finished with them.
     if (!group_->ring.Arrive() || ranks_stopping_.load()) return;
-    const Status s = ranks_[r].model->Forward(step_seqs_, &sampled);
+    const Status s = ranks_[r].model->Forward(step_seqs_, &sampled);  // aborts the group when it fails
     if (!s.ok()) {
-      Fail(s.WithPrefix("rank " + std::to_string(r) + ": "));
-      group_->ring.Abort();
+      Fail(s);
       return;
     }
     if (!group_->ring.Arrive()) return;
@@ -194,14 +200,11 @@ Status ReplicaWorker::RunJob(Job& job) {
   }
   const SimTime start = clock_.Now();
   if (group_) {
-    // The other ranks run the same step on their shards.
-    if (!group_->ring.Arrive()) return Status::Invalid("a tensor-parallel rank failed");
-    Status st = model_->Forward(step_seqs_, &sampled_);
-    if (!st.ok()) {
-      group_->ring.Abort();
-      return st;
-    }
-    if (!group_->ring.Arrive()) return Status::Invalid("a tensor-parallel rank failed");
+    // The other ranks run the same step on their shards (a failing rank's
+    // Forward aborts the group).
+    if (!group_->ring.Arrive()) return Status::Invalid(kPeerFailed);
+    FLEETSIM_RETURN_IF_ERROR(model_->Forward(step_seqs_, &sampled_));
+    if (!group_->ring.Arrive()) return Status::Invalid(kPeerFailed);
   } else {
     FLEETSIM_RETURN_IF_ERROR(model_->Forward(step_seqs_, &sampled_));
   }

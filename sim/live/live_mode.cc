@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
+
+#include "model/shard_dims.h"
 
 namespace fleetsim::live {
 
@@ -37,20 +40,34 @@ Status LiveMode::Prepare(const ScenarioRun& run) {
     if (p.spec->role != PoolSpec::Role::kBoth)
       return Status::Invalid(where + "disaggregated prefill and decode pools do not run live yet");
   }
-  int index = 0, next_core = 0;
+  // Ranks take the devices (CUDA) and cores (CPU) in turn.
+  int index = 0, next_core = 0, next_device = 0;
   for (size_t pi = 0; pi < run.pools().size(); ++pi) {
     const PoolPlan& p = run.pools()[pi];
     const int64_t kv_token_bytes = p.model->KvBytesPerToken();
     const int64_t bs = p.spec->block_size;
+    int64_t blocks = p.memory.kv_blocks;
+    const int tp = std::max(1, p.shard.tp);
+    if (options_.backend == "cuda" && tp > 1) {
+      // The memory plan gives each GPU 1/tp of the embedding, as vLLM's
+      // vocabulary-parallel embedding has; live ranks hold all of it (a
+      // lookup, not sharded): its other (tp-1)/tp comes out of the cache.
+      const ShardDims d = LocalDims(*p.model, p.shard);
+      const double extra = static_cast<double>(tp - 1) / tp * p.model->vocab * p.model->hidden *
+                           DTypeBytes(p.model->weight_dtype);
+      const double block = static_cast<double>(kv_token_bytes) * d.kv_heads / std::max(1, p.model->kv_heads) * bs;
+      blocks -= static_cast<int64_t>(std::ceil(extra / std::max(1.0, block)));
+      if (blocks < 1)
+        return Status::Invalid(file + ": " + p.spec->path + ": live mode: the embedding, held whole by each of the " +
+                               std::to_string(tp) + " ranks, leaves no room for the KV cache");
+    }
     // Enough blocks for every running sequence at its longest; on the CPU
     // also within cpu_kv_bytes.
-    int64_t blocks = p.memory.kv_blocks;
     const int64_t seqs = std::max<int64_t>(1, p.step.seqs);
     blocks = std::min<int64_t>(blocks, seqs * ((p.max_model_len + bs - 1) / bs) + 1);
     if (options_.backend == "cpu")
       blocks = std::min<int64_t>(blocks, std::max<int64_t>(1, options_.cpu_kv_bytes / std::max<int64_t>(1, kv_token_bytes * bs)));
     blocks = std::min<int64_t>(blocks, int64_t{INT32_MAX} / std::max<int64_t>(1, bs));
-    const int tp = std::max(1, p.shard.tp);
     for (int r = 0; r < p.spec->total_replicas(); ++r, ++index) {
       const std::string name = p.spec->name + "/" + std::to_string(r);
       // Rank k of the replica's tp: the next device in turn (CUDA), or a
@@ -60,7 +77,7 @@ Status LiveMode::Prepare(const ScenarioRun& run) {
       std::string device_names;
       for (int k = 0; k < tp; ++k) {
         kernels::BackendOptions bo;
-        bo.cuda_device = (index * tp + k) % devices;
+        bo.cuda_device = next_device++ % devices;
         FLEETSIM_RETURN_IF_ERROR(
             kernels::MakeBackend(options_.backend, bo, &ranks[static_cast<size_t>(k)].backend).WithPrefix("live: "));
         backends.push_back(ranks[static_cast<size_t>(k)].backend.get());

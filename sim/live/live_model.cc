@@ -75,7 +75,12 @@ Status LiveModel::Create(const ModelSpec& model, kernels::Backend& backend, cons
     if (model.heads % tp != 0 || (model.kv_heads % tp != 0 && tp % model.kv_heads != 0))
       return Status::Invalid(model.name + ": " + std::to_string(model.heads) + " query and " +
                              std::to_string(model.kv_heads) + " KV heads do not split over tp " + std::to_string(tp));
-    if (model.vocab < tp) return Status::Invalid(model.name + ": a vocabulary smaller than tp");
+    // Every rank needs a slice of the vocabulary: ceil(vocab / tp) columns
+    // each leave the last one some.
+    const int64_t slice = (int64_t{model.vocab} + tp - 1) / tp;
+    if (slice * (tp - 1) >= model.vocab)
+      return Status::Invalid(model.name + ": a vocabulary of " + std::to_string(model.vocab) +
+                             " leaves a rank no columns of the lm_head at tp " + std::to_string(tp));
   }
   std::unique_ptr<LiveModel> m(new LiveModel(model, backend, options));
   FLEETSIM_RETURN_IF_ERROR(m->AllocateWeights());
@@ -115,14 +120,18 @@ Status LiveModel::AllocateWeights() {
       }
     }
   }
+  // `count` columns of the shard from column `first` of the full matrix;
+  // those from the full matrix's column `end` on are padding, zeros (the
+  // last rank's share of a dimension that does not divide by tp).
   struct Cols {
-    int64_t first, count;
+    int64_t first, count, end;
   };
   // Rows [r0, r0 + rows) of matrix w, the column ranges `cols` side by side:
   // the shard, row-major, staged through the host in pieces of about 16 MiB.
+  // Rows from `row_end` on are padding, zeros.
   std::vector<unsigned char> staging;
-  auto fill = [&](int64_t w, int64_t r0, int64_t rows, const std::vector<Cols>& cols, DeviceBuffer* buf,
-                  const char* what) -> Status {
+  auto fill = [&](int64_t w, int64_t r0, int64_t rows, int64_t row_end, const std::vector<Cols>& cols,
+                  DeviceBuffer* buf, const char* what) -> Status {
     int64_t width = 0;
     for (const Cols& c : cols) width += c.count;
     const size_t row_bytes = static_cast<size_t>(width) * elem_;
@@ -135,13 +144,16 @@ Status LiveModel::AllocateWeights() {
       unsigned char* out = staging.data();
       for (int64_t r = r0 + done; r < r0 + done + n; ++r) {
         for (const Cols& c : cols) {
-          for (int64_t got = 0; got < c.count;) {
+          const int64_t real = r < row_end ? std::clamp<int64_t>(c.end - c.first, 0, c.count) : 0;
+          for (int64_t got = 0; got < real;) {
             const int64_t at = (w * 7919 + r * 977 + c.first + got) % kPattern;
-            const int64_t run = std::min(c.count - got, kPattern);
+            const int64_t run = std::min(real - got, kPattern);
             std::memcpy(out, pattern.data() + static_cast<size_t>(at) * elem_, static_cast<size_t>(run) * elem_);
             out += static_cast<size_t>(run) * elem_;
             got += run;
           }
+          std::memset(out, 0, static_cast<size_t>(c.count - real) * elem_);
+          out += static_cast<size_t>(c.count - real) * elem_;
         }
       }
       FLEETSIM_RETURN_IF_ERROR(backend_.CopyToDevice(static_cast<unsigned char*>(buf->data()) + static_cast<size_t>(done) * row_bytes,
@@ -180,23 +192,25 @@ Status LiveModel::AllocateWeights() {
   for (Layer& l : layers_) {
     FLEETSIM_RETURN_IF_ERROR(fill_ones(H, &l.attn_norm, "a norm weight"));
     // qkv: columns [Q | K | V] of the full matrix, each this rank's heads.
-    FLEETSIM_RETURN_IF_ERROR(fill(w++, 0, H,
-                                  {{rank * q_cols_, q_cols_},
-                                   {full_q + kv_first * hd, kv_cols_},
-                                   {full_q + full_kv + kv_first * hd, kv_cols_}},
+    FLEETSIM_RETURN_IF_ERROR(fill(w++, 0, H, H,
+                                  {{rank * q_cols_, q_cols_, full_q},
+                                   {full_q + kv_first * hd, kv_cols_, full_q + full_kv},
+                                   {full_q + full_kv + kv_first * hd, kv_cols_, full_q + 2 * full_kv}},
                                   &l.qkv, "the qkv weight"));
     // o and down: this rank's rows (its heads' and its MLP columns' inputs).
-    FLEETSIM_RETURN_IF_ERROR(fill(w++, rank * q_cols_, q_cols_, {{0, H}}, &l.o, "the o weight"));
+    FLEETSIM_RETURN_IF_ERROR(fill(w++, rank * q_cols_, q_cols_, full_q, {{0, H, H}}, &l.o, "the o weight"));
     FLEETSIM_RETURN_IF_ERROR(fill_ones(H, &l.mlp_norm, "a norm weight"));
-    FLEETSIM_RETURN_IF_ERROR(fill(w++, 0, H, {{rank * I, I}, {full_i + rank * I, I}}, &l.gate_up, "the gate_up weight"));
-    FLEETSIM_RETURN_IF_ERROR(fill(w++, rank * I, I, {{0, H}}, &l.down, "the down weight"));
+    FLEETSIM_RETURN_IF_ERROR(fill(w++, 0, H, H, {{rank * I, I, full_i}, {full_i + rank * I, I, 2 * full_i}},
+                                  &l.gate_up, "the gate_up weight"));
+    FLEETSIM_RETURN_IF_ERROR(fill(w++, rank * I, I, full_i, {{0, H, H}}, &l.down, "the down weight"));
     FLEETSIM_RETURN_IF_ERROR(Alloc(cache_bytes, &l.k_cache, "the K cache"));
     FLEETSIM_RETURN_IF_ERROR(Alloc(cache_bytes, &l.v_cache, "the V cache"));
     kv_bytes_ += 2 * static_cast<int64_t>(cache_bytes);
   }
-  FLEETSIM_RETURN_IF_ERROR(fill(w++, 0, model_.vocab, {{0, H}}, &embedding_, "the embedding"));
+  FLEETSIM_RETURN_IF_ERROR(fill(w++, 0, model_.vocab, model_.vocab, {{0, H, H}}, &embedding_, "the embedding"));
   if (!model_.tied_embeddings)
-    FLEETSIM_RETURN_IF_ERROR(fill(w++, 0, H, {{vocab_first_, vocab_cols_}}, &lm_head_, "the lm_head"));
+    FLEETSIM_RETURN_IF_ERROR(
+        fill(w++, 0, H, H, {{vocab_first_, vocab_cols_, model_.vocab}}, &lm_head_, "the lm_head"));
   FLEETSIM_RETURN_IF_ERROR(fill_ones(H, &final_norm_, "the final norm"));
   return backend_.Synchronize();
 }
@@ -235,13 +249,13 @@ Status LiveModel::Reserve(int64_t tokens, int64_t seqs, int64_t cells) {
 
 Status LiveModel::Arrive() {
   if (options_.group->ring.Arrive()) return Status::Ok();
-  return Status::Invalid("tensor-parallel rank " + std::to_string(options_.rank) + ": another rank failed");
+  return Status::Invalid(std::string(kPeerFailed) + " (rank " + std::to_string(options_.rank) + " released)");
 }
 
 Status LiveModel::AllReduce(int64_t rows) {
   bool aborted = false;
   FLEETSIM_RETURN_IF_ERROR(options_.group->ring.Run(options_.rank, rows * model_.hidden, dtype_, &aborted));
-  if (aborted) return Status::Invalid("tensor-parallel rank " + std::to_string(options_.rank) + ": another rank failed");
+  if (aborted) return Status::Invalid(std::string(kPeerFailed) + " (rank " + std::to_string(options_.rank) + " released)");
   return Status::Ok();
 }
 
@@ -258,6 +272,18 @@ void OpTimes::Add(const OpTimes& o) {
 }
 
 Status LiveModel::Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>* sampled) {
+  Status s = ForwardStep(seqs, sampled);
+  if (!s.ok() && tp_ > 1) {
+    // Why, then release the others (they would wait for this rank at the
+    // next barrier forever).
+    if (s.message().find(kPeerFailed) == std::string::npos)
+      options_.group->Record(s.WithPrefix("rank " + std::to_string(options_.rank) + ": "));
+    options_.group->ring.Abort();
+  }
+  return s;
+}
+
+Status LiveModel::ForwardStep(const std::vector<StepSeq>& seqs, std::vector<int32_t>* sampled) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point step_start = Clock::now();
   times_ = OpTimes();

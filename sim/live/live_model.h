@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "base/status.h"
@@ -60,6 +61,21 @@ struct TpGroup {
   explicit TpGroup(std::vector<kernels::Backend*> ranks) : ring(std::move(ranks)) {}
   kernels::RingAllReduce ring;
   void* logits = nullptr;
+
+  // The first error a rank hit, recorded before it aborts the ring: the
+  // ranks it releases return kPeerFailed, and this says why.
+  void Record(const Status& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_.ok()) error_ = s;
+  }
+  Status error() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return error_;
+  }
+
+ private:
+  std::mutex mu_;
+  Status error_;
 };
 
 struct LiveModelOptions {
@@ -94,6 +110,10 @@ struct OpTimes {
   void Add(const OpTimes& o);
 };
 
+// The error a rank's Forward returns when another rank of its group failed
+// (its own error is that rank's): a consequence, never the cause.
+inline constexpr const char* kPeerFailed = "another tensor-parallel rank failed";
+
 class LiveModel {
  public:
   // Allocates the weights (random, deterministic in options.seed), the KV
@@ -103,7 +123,9 @@ class LiveModel {
                        std::unique_ptr<LiveModel>* out);
 
   // Runs one step; `sampled` gets one token id per sampling sequence, in
-  // order. Returns when the device has finished.
+  // order (rank 0 only). Returns when the device has finished. Tensor
+  // parallel: every rank's thread calls it with the same sequences; a rank
+  // that fails aborts the group, so the others return kPeerFailed.
   Status Forward(const std::vector<StepSeq>& seqs, std::vector<int32_t>* sampled);
 
   // Times each op (the backend must run them synchronously, as "cpu" does).
@@ -120,6 +142,7 @@ class LiveModel {
  private:
   LiveModel(const ModelSpec& model, kernels::Backend& backend, const LiveModelOptions& options);
   Status AllocateWeights();
+  Status ForwardStep(const std::vector<StepSeq>& seqs, std::vector<int32_t>* sampled);
   Status Reserve(int64_t tokens, int64_t seqs, int64_t table_cells);
   Status Alloc(size_t bytes, kernels::DeviceBuffer* out, const char* what);
   // Tensor parallel: sums h_'s first `rows` rows over the ranks.

@@ -120,6 +120,7 @@ TEST(RingAllReduce, AFailingRankReleasesTheOthers) {
       bool a = false;
       st[static_cast<size_t>(r)] = ring.Run(r, 64, DType::kFp32, &a);
       aborted[static_cast<size_t>(r)] = a ? 1 : 0;
+      if (!st[static_cast<size_t>(r)].ok()) ring.Abort();  // the caller's part
     });
   }
   for (std::thread& t : threads) t.join();
@@ -131,6 +132,29 @@ TEST(RingAllReduce, AFailingRankReleasesTheOthers) {
   for (int r = 0; r < 3; ++r) released += !st[static_cast<size_t>(r)].ok() || aborted[static_cast<size_t>(r)] != 0;
   EXPECT_EQ(released, 3);
   EXPECT_TRUE(ring.aborted());
+}
+
+// Released by the last arrival, a waiter passes even when a rank aborts
+// before it wakes; after the abort every arrival fails at once.
+TEST(RankBarrier, ReleasedWaitersPassAndLaterArrivalsFailAfterAnAbort) {
+  for (int round = 0; round < 50; ++round) {
+    RankBarrier b(3);
+    std::vector<int> passed(3, 0);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 3; ++r) threads.emplace_back([&, r] { passed[static_cast<size_t>(r)] = b.ArriveAndWait() ? 1 : 0; });
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(passed, (std::vector<int>{1, 1, 1}));
+    std::thread last([&] {
+      EXPECT_TRUE(b.ArriveAndWait());  // the third arrival below releases it
+      b.Abort();
+    });
+    std::thread other([&] { EXPECT_TRUE(b.ArriveAndWait()); });
+    EXPECT_TRUE(b.ArriveAndWait());
+    last.join();
+    other.join();
+    EXPECT_FALSE(b.ArriveAndWait());
+    EXPECT_TRUE(b.aborted());
+  }
 }
 
 TEST(CopyPeer2D, CopiesAColumnBlockRowByRow) {

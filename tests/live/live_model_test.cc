@@ -126,8 +126,7 @@ std::vector<std::vector<int32_t>> RunSteps(Replica& rep) {
   return all;
 }
 
-void ExpectShardsSampleAsOne(bool tied) {
-  const ModelSpec model = TinyFp32(tied);
+void ExpectShardsSampleAsOne(const ModelSpec& model) {
   Replica one;
   ASSERT_TRUE(one.Build(model, 1).ok());
   const std::vector<std::vector<int32_t>> want = RunSteps(one);
@@ -144,18 +143,63 @@ void ExpectShardsSampleAsOne(bool tied) {
   }
 }
 
-TEST(LiveModelTensorParallel, ShardsSampleWhatOneRankSamples) { ExpectShardsSampleAsOne(false); }
+TEST(LiveModelTensorParallel, ShardsSampleWhatOneRankSamples) { ExpectShardsSampleAsOne(TinyFp32(false)); }
+
+// MLP columns and a vocabulary that do not divide by 2 or 4: the last
+// rank's share is padded with zeros (as wide as the others, which is what
+// the perf model prices) and its lm_head slice is narrower.
+TEST(LiveModelTensorParallel, UnevenSplitsSampleWhatOneRankSamples) {
+  ModelSpec m = TinyFp32(false);
+  m.intermediate = 510;
+  m.vocab = 1021;
+  ExpectShardsSampleAsOne(m);
+}
 // The lm_head as the embedding's transpose, sliced by vocabulary rows. (With
 // random tied weights the sample is mostly the fed token's own id, which the
 // layers barely move: this checks the slicing and the gather, the untied
 // test the layers.)
-TEST(LiveModelTensorParallel, ShardsSampleWhatOneRankSamplesWithTiedEmbeddings) { ExpectShardsSampleAsOne(true); }
+TEST(LiveModelTensorParallel, ShardsSampleWhatOneRankSamplesWithTiedEmbeddings) {
+  ExpectShardsSampleAsOne(TinyFp32(true));
+}
 
 TEST(LiveModelTensorParallel, HeadsThatDoNotSplitAreRefused) {
   Replica rep;
   const Status s = rep.Build(TinyFp32(false), 3);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("do not split over tp 3"), std::string::npos) << s.message();
+  // A vocabulary of 6 over 4 ranks: slices of 2 leave the last rank none.
+  ModelSpec m = TinyFp32(false);
+  m.vocab = 6;
+  Replica small;
+  const Status v = small.Build(m, 4);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.message().find("leaves a rank no columns of the lm_head at tp 4"), std::string::npos) << v.message();
+}
+
+// A rank that fails releases the others, which say so, and the group
+// keeps the failing rank's own error.
+TEST(LiveModelTensorParallel, AFailingRankReleasesTheOthersAndIsNamed) {
+  Replica rep;
+  ASSERT_TRUE(rep.Build(TinyFp32(false), 2).ok());
+  std::vector<int32_t> blocks = {0, 1}, too_few = {0};
+  StepSeq good;
+  good.tokens = 20;
+  good.samples = true;
+  good.blocks = &blocks;
+  StepSeq bad = good;
+  bad.blocks = &too_few;  // 16 slots for 20 tokens: rank 1 refuses the step
+  std::vector<int32_t> out0, out1;
+  Status s1;
+  std::thread t([&] { s1 = rep.ranks[1]->Forward({bad}, &out1); });
+  const Status s0 = rep.ranks[0]->Forward({good}, &out0);
+  t.join();
+  ASSERT_FALSE(s0.ok());
+  ASSERT_FALSE(s1.ok());
+  EXPECT_NE(s0.message().find(kPeerFailed), std::string::npos) << s0.message();
+  const Status why = rep.group->error();
+  EXPECT_NE(why.message().find("rank 1: live: a sequence's blocks do not hold its context"), std::string::npos)
+      << why.message();
+  EXPECT_TRUE(rep.group->ring.aborted());
 }
 
 TEST(LiveModelTensorParallel, RankTimesItsCollectives) {
