@@ -537,7 +537,9 @@ Status Calibration::MeasureRingCurves(const std::vector<kernels::Backend*>& devi
     // tiny model's collectives at 0.13 ms per step against 0.32-0.37
     // measured live (two runs); flushed, 0.19-0.48 against 0.35-0.51 (four
     // runs; the small sizes, barrier wake-ups mostly, vary between
-    // calibrations).
+    // calibrations). Those flushed runs were timed with the CPU flush that
+    // wrote its buffer; it now reads it (kernels/backend.h): two tp 2 runs
+    // since, 0.36 and 0.24 priced against 0.36 and 0.35 measured.
     const TimingOptions& timing = options_.timing;
     ProfileCurve curve;
     for (double bytes = 1024; bytes <= max_bytes * 1.0001; bytes *= 4) {

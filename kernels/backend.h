@@ -426,8 +426,9 @@ class Backend {
   // memory, as a serving engine's kernels mostly do (weights are far larger
   // than any cache): passes over a scratch buffer of at least twice the
   // last-level cache (DeviceInfo::l2_cache_bytes; the CPU's L3) and waits.
-  // "cuda" reads it, leaving only clean lines (see CudaBackend::FlushCache);
-  // "cpu" writes it. The buffer is allocated on first use and kept.
+  // Both backends read it, leaving only clean lines, so the timed op pays
+  // no write-backs of the flush's own (see CudaBackend::FlushCache). The
+  // buffer is allocated on first use and kept.
   virtual Status FlushCache() = 0;
 
   // Allocate wrapped in an owning buffer (previous contents of *out freed).

@@ -50,6 +50,7 @@ class CpuBackend final : public Backend {
  private:
   DeviceInfo info_;
   DeviceBuffer flush_;
+  volatile unsigned flush_sink_ = 0;  // FlushCache's sum, so its reads are kept
   GemmScratch gemm_scratch_;  // 16-bit GEMMs' fp32 working copies, reused
 };
 

@@ -274,16 +274,11 @@ TEST(Live, BundledSmokeDiffIsClose) {
   EXPECT_EQ(d["requests"]["live"]["completed"], d["requests"]["live"]["arrived"]);
   EXPECT_EQ(d["requests"]["sim"]["completed"], d["requests"]["sim"]["arrived"]);
   ASSERT_TRUE(d["within_targets"].is_boolean());
-  for (const char* m : {"ttft", "tpot"}) {
-    const json& p50 = d["metrics"][m]["p50"];
-    ASSERT_TRUE(p50["rel"].is_number()) << m;
-    EXPECT_LE(std::abs(p50["rel"].get<double>()), 0.50) << m << "\n" << r.output;
-    EXPECT_EQ(p50["target"].get<double>(), 0.05);
-  }
   std::printf("diff within targets: %s\n", d["within_targets"].get<bool>() ? "yes" : "no");
   // Simulated again with the kernels at the speed they ran (the ratio
-  // live.json records): the drift is gone, what is left is the rest of the
-  // model's error, held closer.
+  // live.json records): the calibration's drift is gone, what is left is
+  // the rest of the model's error (scheduling, batching, queueing, the
+  // executor's terms), held to 25%.
   const json& as_run = d["kernels_as_run"];
   ASSERT_TRUE(as_run.is_object()) << d.dump();
   const double scale = as_run["kernel_time_scale"].get<double>();
@@ -293,6 +288,23 @@ TEST(Live, BundledSmokeDiffIsClose) {
     const json& p50 = as_run["metrics"][m]["p50"];
     ASSERT_TRUE(p50["rel"].is_number()) << m;
     EXPECT_LE(std::abs(p50["rel"].get<double>()), 0.25) << m << "\n" << as_run.dump();
+  }
+  // The prediction (the profile calibrated a few seconds before the run)
+  // misses by that much plus what the kernels' drift between calibration
+  // and run explains. A drift of d = |1/scale - 1| moves the P50s by up to
+  // about twice d, since slower steps also batch more: measured here, runs
+  // at 0.90-1.13x missed by up to 1.7x their drift beyond the as-run error,
+  // and a CI run at 0.746x (d = 0.34) missed TPOT P50 by +66.6% where the
+  // as-run simulation missed by +5.2%. A fixed bound failed that run for
+  // the machine's sake; this one still fails a model that is wrong when
+  // the machine held still (attention priced 6-7x too fast: -45%).
+  const double drift = std::abs(1.0 / scale - 1.0);
+  for (const char* m : {"ttft", "tpot"}) {
+    const json& p50 = d["metrics"][m]["p50"];
+    ASSERT_TRUE(p50["rel"].is_number()) << m;
+    EXPECT_LE(std::abs(p50["rel"].get<double>()), 0.25 + 2.5 * drift)
+        << m << " (kernels ran at " << scale << "x the profile)\n" << r.output;
+    EXPECT_EQ(p50["target"].get<double>(), 0.05);
   }
   std::printf("kernels ran at %.3fx the profile; priced so, within targets: %s\n", scale,
               as_run["within_targets"].get<bool>() ? "yes" : "no");
@@ -304,6 +316,18 @@ TEST(Live, BundledSmokeDiffIsClose) {
     live_json = json::parse(lj);
   }
   EXPECT_DOUBLE_EQ(live_json["kernel_time_scale"].get<double>(), scale);
+  // The drift is the machine's, the same for every kind of op; a kind the
+  // profile prices wrong stands out from it (attention substituted by the
+  // roofline ran 6-7x slower than priced while the GEMMs matched).
+  const json& per_step = live_json["replicas"][0]["per_step_ms"];
+  for (const char* kind : {"gemm", "attention_prefill", "attention_decode", "elementwise"}) {
+    const double measured = per_step[kind]["measured"].get<double>();
+    const double predicted = per_step[kind]["predicted"].get<double>();
+    ASSERT_GT(predicted, 0) << kind;
+    EXPECT_NEAR(std::log(measured / predicted / scale), 0.0, std::log(2.0))
+        << kind << ": measured " << measured << " ms per step, priced " << predicted << ", kernels overall at "
+        << scale << "x";
+  }
   // The live run's outputs are observations fleetsim fit replays.
   EXPECT_TRUE(fs::exists(dir.File("out/observed.csv")));
   r = RunFleetsim("fit " + ShellQuote(dir.File("out")) + " --quiet --out " + ShellQuote(dir.File("fit/engine.json")));
