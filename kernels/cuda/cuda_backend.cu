@@ -222,21 +222,23 @@ Status CudaBackend::PreparePeer(Backend& dst_backend, const char* op) {
   }
   FLEETSIM_RETURN_IF_ERROR(Activate());
   const int dst_device = dst_backend.device().device_ordinal;
-  if (dst_device != device_ && peer_checked_.insert(dst_device).second) {
+  if (dst_device != device_ && !peer_checked_.count(dst_device)) {
     // Without peer access the runtime stages the copy through host memory,
     // which is not the NVLink/PCIe path a serving engine's collectives
     // take: enable it once per destination where the hardware allows.
+    // The destination counts as checked only once that has succeeded.
     int can = 0;
     FLEETSIM_CUDA_RETURN_IF_ERROR(cudaDeviceCanAccessPeer(&can, device_, dst_device));
     if (can) {
       const cudaError_t e = cudaDeviceEnablePeerAccess(dst_device, 0);
-      if (e == cudaErrorPeerAccessAlreadyEnabled) {
-        (void)cudaGetLastError();  // not sticky; clear it
-      } else if (e != cudaSuccess) {
+      // Not sticky: cleared, so that a later launch's cudaGetLastError does
+      // not report it as its own.
+      if (e != cudaSuccess) (void)cudaGetLastError();
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
         return CudaErrorStatus(e, "cudaDeviceEnablePeerAccess", __FILE__, __LINE__);
-      }
       peer_enabled_.insert(dst_device);
     }
+    peer_checked_.insert(dst_device);
   }
   return Status::Ok();
 }

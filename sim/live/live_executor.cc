@@ -35,7 +35,7 @@ ReplicaWorker::~ReplicaWorker() {
   thread_.join();
   ranks_stopping_.store(true);
   if (group_) group_->ring.Abort();
-  for (std::thread& t : rank_threads_) t.join();
+  JoinRanks();
   // The models' buffers, then the group's, go before the backends that
   // allocated them.
   for (WorkerRank& r : ranks_) r.model.reset();
@@ -53,6 +53,11 @@ void Pin(int cpu) {
 }
 
 }  // namespace
+
+void ReplicaWorker::JoinRanks() {
+  for (std::thread& t : rank_threads_)
+    if (t.joinable()) t.join();
+}
 
 void ReplicaWorker::Fail(const Status& s) {
   // A rank released by another's failure says only that: the group has the
@@ -202,9 +207,18 @@ Status ReplicaWorker::RunJob(Job& job) {
   if (group_) {
     // The other ranks run the same step on their shards (a failing rank's
     // Forward aborts the group).
-    if (!group_->ring.Arrive()) return Status::Invalid(kPeerFailed);
-    FLEETSIM_RETURN_IF_ERROR(model_->Forward(step_seqs_, &sampled_));
-    if (!group_->ring.Arrive()) return Status::Invalid(kPeerFailed);
+    Status s = group_->ring.Arrive() ? model_->Forward(step_seqs_, &sampled_) : Status::Invalid(kPeerFailed);
+    if (s.ok() && !group_->ring.Arrive()) s = Status::Invalid(kPeerFailed);
+    if (!s.ok()) {
+      // The group is aborted (every failing Forward aborts it), so the
+      // other ranks leave their Forward at its next barrier and end. Wait
+      // for them: until then they read step_seqs_ and the block tables,
+      // which the next job would change (the second barrier, which
+      // guards them on success, is gone).
+      group_->ring.Abort();
+      JoinRanks();
+      return s;
+    }
   } else {
     FLEETSIM_RETURN_IF_ERROR(model_->Forward(step_seqs_, &sampled_));
   }

@@ -97,6 +97,10 @@ class ReplicaWorker {
   void Loop();
   void RankLoop(size_t r);
   Status RunJob(Job& job);
+  // Joins the threads of ranks 1.. that have not been joined: after the
+  // group was aborted (they end at its next barrier), or from the
+  // destructor once the worker thread has ended.
+  void JoinRanks();
   // Records a step's error (the first one), prefixed with the worker's name.
   void Fail(const Status& s);
   // Resizes slot `slot`'s table to `blocks` for request `request`.
