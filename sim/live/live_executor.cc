@@ -210,11 +210,13 @@ Status ReplicaWorker::RunJob(Job& job) {
     Status s = group_->ring.Arrive() ? model_->Forward(step_seqs_, &sampled_) : Status::Invalid(kPeerFailed);
     if (s.ok() && !group_->ring.Arrive()) s = Status::Invalid(kPeerFailed);
     if (!s.ok()) {
-      // The group is aborted (every failing Forward aborts it), so the
-      // other ranks leave their Forward at its next barrier and end. Wait
-      // for them: until then they read step_seqs_ and the block tables,
-      // which the next job would change (the second barrier, which
-      // guards them on success, is gone).
+      // The other ranks leave their Forward at its next barrier and end,
+      // once the group is aborted: whoever failed has aborted it already
+      // (a failing Forward does, and a barrier fails only when aborted);
+      // aborting again is a no-op that keeps the joins from ever waiting
+      // on a barrier. Wait for them: until then they read step_seqs_ and
+      // the block tables, which the next job would change (the second
+      // barrier, which guards them on success, is gone).
       group_->ring.Abort();
       JoinRanks();
       return s;
