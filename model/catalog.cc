@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <initializer_list>
 #include <limits>
 #include <set>
@@ -118,7 +119,7 @@ Status Catalog::AddModelJson(std::string_view json_text, const std::string& orig
   FLEETSIM_RETURN_IF_ERROR(r.CheckKeys(
       {"name", "source", "hf_repo", "layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab",
        "max_model_len", "experts", "experts_top_k", "tied_embeddings", "weight_dtype", "kv_dtype",
-       "compute_dtype", "kv_bytes_per_token", "embedding_dtype"}));
+       "compute_dtype", "kv_bytes_per_token", "embedding_dtype", "qk_norm"}));
   ModelSpec m;
   FLEETSIM_RETURN_IF_ERROR(r.String("name", &m.name));
   FLEETSIM_RETURN_IF_ERROR(r.String("source", &m.source));
@@ -137,6 +138,7 @@ Status Catalog::AddModelJson(std::string_view json_text, const std::string& orig
   FLEETSIM_RETURN_IF_ERROR(r.DTypeField("weight_dtype", &m.weight_dtype));
   FLEETSIM_RETURN_IF_ERROR(r.DTypeField("kv_dtype", &m.kv_dtype));
   FLEETSIM_RETURN_IF_ERROR(r.DTypeField("compute_dtype", &m.compute_dtype));
+  if (r.Has("qk_norm")) FLEETSIM_RETURN_IF_ERROR(r.Bool("qk_norm", &m.qk_norm));
   if (r.Has("embedding_dtype")) {
     DType t = DType::kBf16;
     FLEETSIM_RETURN_IF_ERROR(r.DTypeField("embedding_dtype", &t));
@@ -338,11 +340,13 @@ Status ReadChoice(const ObjectReader& r, std::string_view key,
   return r.Error(key, "unknown \"" + value + "\" (known: " + known + ")");
 }
 
-Status ReadTermEntry(const ObjectReader& r, EngineTermEntry* e) {
+// One entry of a term's list. `us_term`: an engine (time) term, held to
+// kMaxEngineTermUs; a kernel term's range is checked by its caller.
+Status ReadTermEntry(const ObjectReader& r, bool us_term, EngineTermEntry* e) {
   FLEETSIM_RETURN_IF_ERROR(
       r.CheckKeys({"value", "gpu", "model", "tp", "source", "date", "engine_version", "estimate"}));
   FLEETSIM_RETURN_IF_ERROR(r.Number("value", Bound::kNonNegative, &e->value));
-  if (e->value > kMaxEngineTermUs)
+  if (us_term && e->value > kMaxEngineTermUs)
     return r.Error("value", "expected at most " + std::to_string(static_cast<int64_t>(kMaxEngineTermUs)) + " us");
   if (r.Has("gpu")) FLEETSIM_RETURN_IF_ERROR(r.String("gpu", &e->gpu));
   if (r.Has("model")) FLEETSIM_RETURN_IF_ERROR(r.String("model", &e->model));
@@ -413,9 +417,32 @@ Status ParseEngineProfile(std::string_view json_text, const std::string& origin,
 
   ObjectReader terms;
   FLEETSIM_RETURN_IF_ERROR(r.Object("terms", &terms));
-  FLEETSIM_RETURN_IF_ERROR(terms.CheckKeys(
-      {"step_cpu_us", "seq_cpu_us", "prefill_token_cpu_us", "decode_token_cpu_us", "tp_step_cpu_us", "eager_launch_us",
-       "custom_all_reduce_latency_us", "server_request_us", "server_prompt_token_us", "server_output_token_us"}));
+  {
+    std::vector<std::string> known(std::begin(kEngineTerms), std::end(kEngineTerms));
+    for (const KernelTermInfo& k : kKernelTerms) known.emplace_back(k.name);
+    FLEETSIM_RETURN_IF_ERROR(terms.CheckKeys(known));
+  }
+  // Kernel terms are optional (the GPU's figures stand in), each value
+  // within its physical range.
+  for (const KernelTermInfo& k : kKernelTerms) {
+    if (!terms.Has(k.name)) continue;
+    const json& list = terms.object()[k.name];
+    if (!list.is_array() || list.empty()) return terms.Error(k.name, "expected a non-empty array of entries");
+    std::vector<EngineTermEntry>& entries = e.terms[k.name];
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string where = terms.Path(k.name) + "[" + std::to_string(i) + "]";
+      if (!list[i].is_object()) return Status::Invalid(origin + ": " + where + ": expected an object");
+      EngineTermEntry entry;
+      const ObjectReader er(list[i], origin, where + ".");
+      FLEETSIM_RETURN_IF_ERROR(ReadTermEntry(er, /*us_term=*/false, &entry));
+      if (entry.value < k.lo || entry.value > k.hi) {
+        char range[96];
+        std::snprintf(range, sizeof range, "expected %g to %g (%s)", k.lo, k.hi, k.unit);
+        return er.Error("value", range);
+      }
+      entries.push_back(std::move(entry));
+    }
+  }
   for (const char* term : kEngineTerms) {
     // tp_step_cpu_us came after version 1 files were first written (every
     // `fleetsim fit` output before it): a file without it reads as 0, an
@@ -436,7 +463,7 @@ Status ParseEngineProfile(std::string_view json_text, const std::string& origin,
       const std::string where = terms.Path(term) + "[" + std::to_string(i) + "]";
       if (!list[i].is_object()) return Status::Invalid(origin + ": " + where + ": expected an object");
       EngineTermEntry entry;
-      FLEETSIM_RETURN_IF_ERROR(ReadTermEntry(ObjectReader(list[i], origin, where + "."), &entry));
+      FLEETSIM_RETURN_IF_ERROR(ReadTermEntry(ObjectReader(list[i], origin, where + "."), /*us_term=*/true, &entry));
       entries.push_back(std::move(entry));
     }
   }
@@ -471,13 +498,18 @@ Status WriteEngineProfileJson(const EngineProfile& e, std::string* out) {
   top["all_reduce"]["algorithm"] = e.all_reduce == AllReduceAlgorithm::kVllmCustom ? "vllm_custom" : "nccl_ring";
   top["all_reduce"]["source"] = e.all_reduce_source;
   auto& terms = top["terms"];
-  for (const char* term : kEngineTerms) {
+  std::vector<std::pair<std::string, std::pair<double, double>>> order;
+  for (const char* term : kEngineTerms) order.push_back({term, {0.0, kMaxEngineTermUs}});
+  for (const KernelTermInfo& k : kKernelTerms) order.push_back({k.name, {k.lo, k.hi}});
+  for (const auto& [term, range] : order) {
     auto it = e.terms.find(term);
+    const bool kernel = KernelTermIndex(term) >= 0;
+    if (kernel && (it == e.terms.end() || it->second.empty())) continue;  // optional
     if (it == e.terms.end() || it->second.empty())
       return Status::Invalid("engine profile " + e.name + ": terms." + term + ": no entry");
     auto& list = terms[term] = nlohmann::ordered_json::array();
     for (const EngineTermEntry& v : it->second) {
-      if (!std::isfinite(v.value) || v.value < 0 || v.value > kMaxEngineTermUs)
+      if (!std::isfinite(v.value) || v.value < range.first || v.value > range.second)
         return Status::Invalid("engine profile " + e.name + ": terms." + term + ": value out of range");
       nlohmann::ordered_json entry;
       entry["value"] = v.value;

@@ -56,6 +56,61 @@ std::string EngineSpec::WeakestLevel(std::initializer_list<std::string_view> ter
   return weakest;
 }
 
+namespace {
+
+// The entry of `entries` that applies to the pool, in the fallback order,
+// and its level; nullptr when none does.
+const EngineTermEntry* PickEntry(const std::vector<EngineTermEntry>& entries, const std::string& gpu,
+                                 const std::string& model, int tp, std::string* level) {
+  const EngineTermEntry* best = nullptr;
+  // 1. exact: names this GPU, and whatever else it names matches.
+  for (const EngineTermEntry& e : entries) {
+    if (e.gpu.empty() || !Applies(e, gpu, model, tp)) continue;
+    if (!best || Specificity(e) > Specificity(*best)) best = &e;
+  }
+  if (best) *level = "exact";
+  // 2. same_gpu: measured on this GPU for another model or tp.
+  if (!best) {
+    auto distance = [&](const EngineTermEntry& e) {
+      return std::abs((e.tp == 0 ? tp : e.tp) - tp) * 2 + (e.model.empty() || e.model == model ? 0 : 1);
+    };
+    for (const EngineTermEntry& e : entries) {
+      if (e.gpu != gpu) continue;
+      if (!best || distance(e) < distance(*best)) best = &e;
+    }
+    if (best) *level = "same_gpu";
+  }
+  // 3. estimate: a generic entry.
+  if (!best) {
+    for (const EngineTermEntry& e : entries) {
+      if (!e.gpu.empty() || !Applies(e, gpu, model, tp)) continue;
+      if (!best || Specificity(e) > Specificity(*best)) best = &e;
+    }
+    if (best) *level = "estimate";
+  }
+  if (best && best->estimate) *level = "estimate";
+  return best;
+}
+
+}  // namespace
+
+int KernelTermIndex(std::string_view name) {
+  for (int i = 0; i < kNumKernelTerms; ++i)
+    if (name == kKernelTerms[i].name) return i;
+  return -1;
+}
+
+std::optional<double>* EngineSpec::KernelTerm(std::string_view term) {
+  const int i = KernelTermIndex(term);
+  return i < 0 ? nullptr : &kernel[static_cast<size_t>(i)];
+}
+
+bool EngineSpec::HasKernelTerms() const {
+  for (const std::optional<double>& k : kernel)
+    if (k) return true;
+  return false;
+}
+
 Status ResolveEngine(const EngineProfile& profile, const std::string& gpu, const std::string& model, int tp,
                      EngineSpec* out) {
   EngineSpec s;
@@ -67,33 +122,8 @@ Status ResolveEngine(const EngineProfile& profile, const std::string& gpu, const
     auto it = profile.terms.find(term);
     if (it == profile.terms.end())
       return Status::Invalid(profile.origin + ": terms." + term + ": missing (every term needs an entry)");
-    const EngineTermEntry* best = nullptr;
     std::string level;
-    // 1. exact: names this GPU, and whatever else it names matches.
-    for (const EngineTermEntry& e : it->second) {
-      if (e.gpu.empty() || !Applies(e, gpu, model, tp)) continue;
-      if (!best || Specificity(e) > Specificity(*best)) best = &e;
-    }
-    if (best) level = "exact";
-    // 2. same_gpu: measured on this GPU for another model or tp.
-    if (!best) {
-      auto distance = [&](const EngineTermEntry& e) {
-        return std::abs((e.tp == 0 ? tp : e.tp) - tp) * 2 + (e.model.empty() || e.model == model ? 0 : 1);
-      };
-      for (const EngineTermEntry& e : it->second) {
-        if (e.gpu != gpu) continue;
-        if (!best || distance(e) < distance(*best)) best = &e;
-      }
-      if (best) level = "same_gpu";
-    }
-    // 3. estimate: a generic entry.
-    if (!best) {
-      for (const EngineTermEntry& e : it->second) {
-        if (!e.gpu.empty() || !Applies(e, gpu, model, tp)) continue;
-        if (!best || Specificity(e) > Specificity(*best)) best = &e;
-      }
-      if (best) level = "estimate";
-    }
+    const EngineTermEntry* best = PickEntry(it->second, gpu, model, tp, &level);
     if (!best) {
       bool generic = false;
       for (const EngineTermEntry& e : it->second) generic = generic || e.gpu.empty();
@@ -102,7 +132,6 @@ Status ResolveEngine(const EngineProfile& profile, const std::string& gpu, const
                                             model + " at tp " + std::to_string(tp)
                                       : ", and no generic entry (one without \"gpu\")"));
     }
-    if (best->estimate) level = "estimate";
     // A term this pool never applies is resolved (the value is kept) but
     // neither flagged nor warned about.
     if (std::string_view(term) == "custom_all_reduce_latency_us" &&
@@ -111,6 +140,17 @@ Status ResolveEngine(const EngineProfile& profile, const std::string& gpu, const
     if (std::string_view(term) == "tp_step_cpu_us" && tp < 2) level = "unused";
     *s.Term(term) = best->value;
     s.sources.push_back({term, level, best->source});
+  }
+  // Kernel terms: only where the profile gives one that applies; the
+  // others keep the GPU's figures.
+  for (int i = 0; i < kNumKernelTerms; ++i) {
+    auto it = profile.terms.find(kKernelTerms[i].name);
+    if (it == profile.terms.end()) continue;
+    std::string level;
+    const EngineTermEntry* best = PickEntry(it->second, gpu, model, tp, &level);
+    if (!best) continue;
+    s.kernel[static_cast<size_t>(i)] = best->value;
+    s.sources.push_back({kKernelTerms[i].name, level, best->source});
   }
   *out = std::move(s);
   return Status::Ok();

@@ -17,9 +17,11 @@
 // with no entry that applies is an error naming the term and the GPU.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +43,54 @@ inline constexpr const char* kEngineTerms[] = {
     "server_prompt_token_us",        // API server: tokenisation, per prompt token
     "server_output_token_us",        // API server: detokenisation and streaming of each token
 };
+
+// The GPU side of an engine: how close its kernels come to the GPU's
+// ceilings (model/roofline.h), which fleetsim fit fits beside the CPU terms.
+// Optional in a profile: a term without an entry for the pool's GPU keeps
+// the GPU's own figure (the catalogue's fitted shapes, else the roofline's
+// defaults), so a profile names only what was measured. Each has the
+// physical range a file's value and a fit are held to.
+struct KernelTermInfo {
+  const char* name;
+  const char* unit;
+  double lo, hi;
+  const char* doc;
+};
+inline constexpr KernelTermInfo kKernelTerms[] = {
+    {"gemm_compute_efficiency", "fraction of dense peak", 0.2, 1.0,
+     "GEMMs: the fraction of the peak large products reach"},
+    {"gemm_memory_efficiency", "fraction of HBM bandwidth", 0.2, 1.0,
+     "GEMMs: the fraction of the bandwidth a weight-streaming (small-M) product reaches"},
+    {"gemm_overlap", "fraction", 0.0, 1.0,
+     "GEMMs: how much of the shorter of compute and memory time adds to the longer (0: they overlap fully)"},
+    {"gemm_kernel_us", "us per GEMM", 0.0, 100.0, "GEMMs: fixed time of each product (launch gap, tail)"},
+    {"gemm_half_output_elements", "M x N elements", 0.0, 1e8,
+     "GEMMs: output elements at which the compute rate is half its peak share (few tiles leave SMs idle)"},
+    {"attention_prefill_efficiency", "fraction of dense peak", 0.05, 1.0,
+     "prefill attention: the fraction of the peak unbounded work reaches"},
+    {"attention_prefill_half_work", "query-key pairs x heads", 0.0, 1e13,
+     "prefill attention: the work at which the compute time doubles (short prompts fill few tiles)"},
+    {"attention_prefill_work_exponent", "exponent", 0.1, 3.0,
+     "prefill attention: how fast the efficiency rises with the work"},
+    {"attention_decode_efficiency", "fraction of HBM bandwidth", 0.1, 1.0,
+     "decode attention: the fraction of the bandwidth reading the KV cache reaches"},
+    {"attention_decode_half_work", "KV tokens x KV heads", 0.0, 1e10,
+     "decode attention: the KV read per layer at which the memory time doubles (short contexts and small "
+     "batches fill few thread blocks)"},
+    {"attention_decode_work_exponent", "exponent", 0.1, 3.0,
+     "decode attention: how fast the efficiency rises with the KV read"},
+    {"elementwise_memory_efficiency", "fraction of HBM bandwidth", 0.1, 1.0,
+     "norms, rotary, activation, residuals: the fraction of the bandwidth they reach"},
+    {"launch_overhead_us", "us per kernel", 0.0, 50.0,
+     "the GPU-side gap between kernels of a step (a CUDA graph's too)"},
+    {"collective_latency_us", "us per ring step", 0.1, 500.0,
+     "tensor-parallel collectives within a node: the latency (alpha) of each step of NCCL's ring"},
+    {"collective_bus_efficiency", "fraction of link bandwidth", 0.05, 1.0,
+     "tensor-parallel collectives: the fraction of the fabric's bandwidth they reach (bus bandwidth)"},
+};
+inline constexpr int kNumKernelTerms = static_cast<int>(std::size(kKernelTerms));
+// The index of a kernel term's name, or -1.
+int KernelTermIndex(std::string_view name);
 
 struct EngineTermEntry {
   double value = 0;
@@ -71,7 +121,8 @@ struct EngineProfile {
   std::string engine;          // "vllm", "sglang": whose scheduler defaults it matches
   std::string origin;          // file it was read from
   std::string description;
-  std::map<std::string, std::vector<EngineTermEntry>, std::less<>> terms;  // every kEngineTerms key
+  // Every kEngineTerms key; kKernelTerms keys where the profile has them.
+  std::map<std::string, std::vector<EngineTermEntry>, std::less<>> terms;
   CudaGraphMode cuda_graphs = CudaGraphMode::kNone;
   std::vector<int> cuda_graph_sizes;  // captured sizes, increasing (empty when kNone)
   std::string cuda_graphs_source;
@@ -95,13 +146,17 @@ struct EngineSpec {
   double server_request_us = 0;
   double server_prompt_token_us = 0;
   double server_output_token_us = 0;
+  // GPU-side terms (kKernelTerms order) the profile gives for this GPU;
+  // unset: the GPU's own figures (model/roofline.h, ApplyKernelTerms).
+  std::array<std::optional<double>, kNumKernelTerms> kernel;
 
   // Where each term came from.
   struct TermSource {
     std::string term;
     std::string level;  // "exact", "same_gpu", "estimate"; "unused" for a term the pool never
                         // applies (tp_step_cpu_us at tp 1; the custom all-reduce at tp 1 or
-                        // under nccl_ring)
+                        // under nccl_ring). Kernel terms are listed only where the profile
+                        // gives one.
     std::string source;
   };
   std::vector<TermSource> sources;
@@ -109,6 +164,10 @@ struct EngineSpec {
   // The field that holds the term named `term` (one of kEngineTerms);
   // nullptr for another name.
   double* Term(std::string_view term);
+  // The kernel term named `term` (one of kKernelTerms); nullptr otherwise.
+  std::optional<double>* KernelTerm(std::string_view term);
+  // True when the profile gives any kernel term for this pool.
+  bool HasKernelTerms() const;
 
   // The captured size a step of `tokens` tokens (`decode_only`: every
   // token a decode) is padded to, or 0 when it runs outside a graph.

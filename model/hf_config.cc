@@ -19,7 +19,7 @@ using model_json::Bound;
 using model_json::json;
 using model_json::ObjectReader;
 
-enum class Family { kLlama, kMistral, kQwen2, kMixtral, kDeepseekV3 };
+enum class Family { kLlama, kMistral, kQwen2, kQwen3, kMixtral, kDeepseekV3 };
 
 struct Architecture {
   std::string_view architecture;  // config.json's architectures[0]
@@ -27,10 +27,11 @@ struct Architecture {
   Family family;
 };
 
-constexpr std::array<Architecture, 5> kArchitectures = {{
+constexpr std::array<Architecture, 6> kArchitectures = {{
     {"LlamaForCausalLM", "llama", Family::kLlama},
     {"MistralForCausalLM", "mistral", Family::kMistral},
     {"Qwen2ForCausalLM", "qwen2", Family::kQwen2},
+    {"Qwen3ForCausalLM", "qwen3", Family::kQwen3},
     {"MixtralForCausalLM", "mixtral", Family::kMixtral},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::kDeepseekV3},
 }};
@@ -241,8 +242,8 @@ Status ReadQuantization(const ObjectReader& r, HfModel* out) {
 // refused rather than priced wrongly.
 Status RefuseUnmodelled(const ObjectReader& r, Family family) {
   bool window_used = r.Has("sliding_window") && !r.IsNull("sliding_window");
-  if (family == Family::kQwen2) {
-    // Qwen2 configs carry a window that applies only with use_sliding_window.
+  if (family == Family::kQwen2 || family == Family::kQwen3) {
+    // Qwen2 and Qwen3 configs carry a window that applies only with use_sliding_window.
     bool use = false;
     if (r.Has("use_sliding_window")) FLEETSIM_RETURN_IF_ERROR(r.Bool("use_sliding_window", &use));
     window_used = window_used && use;
@@ -351,6 +352,8 @@ Status ParseHfConfig(std::string_view json_text, const std::string& origin, HfMo
     FLEETSIM_RETURN_IF_ERROR(r.Int("num_experts_per_tok", Bound::kPositive, &m.experts_top_k));
   }
   if (arch->family == Family::kDeepseekV3) FLEETSIM_RETURN_IF_ERROR(ReadDeepseek(r, &m));
+  // Qwen3 normalises each head's queries and keys (q_norm, k_norm).
+  if (arch->family == Family::kQwen3) m.qk_norm = true;
   if (m.is_moe() && m.experts_top_k > m.experts)
     return r.Error("num_experts_per_tok", "expected at most the " + std::to_string(m.experts) + " experts");
   if (r.Has("quantization_config")) FLEETSIM_RETURN_IF_ERROR(ReadQuantization(r, &hf));

@@ -56,6 +56,9 @@ struct ModelSpec {
   // Quantised checkpoints keep the embedding and lm_head unquantised
   // (AWQ, GPTQ, FP8 as vLLM loads them); unset means weight_dtype.
   std::optional<DType> embedding_dtype;
+  // Qwen3's per-head RMSNorm of queries and keys before rotary (q_norm,
+  // k_norm): two more elementwise kernels per layer.
+  bool qk_norm = false;
   // Group-wise quantisation (AWQ, GPTQ, FP8 block scales): every
   // quant_group_size weights of the quantised matrices carry
   // quant_group_bytes of scale and zero point. 0, 0: none.

@@ -50,11 +50,13 @@ class ObjectReader {
   // Fails on the first key not in `allowed`. Call before reading fields, so
   // a misspelt key is reported as unknown rather than as a missing one.
   Status CheckKeys(std::initializer_list<std::string_view> allowed) const {
+    return CheckKeys(std::vector<std::string>(allowed.begin(), allowed.end()));
+  }
+  Status CheckKeys(std::vector<std::string> allowed) const {
     for (auto it = object_->begin(); it != object_->end(); ++it) {
       if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
-      std::vector<std::string> names(allowed.begin(), allowed.end());
-      std::sort(names.begin(), names.end());
-      return Error(it.key(), "unknown key (known: " + JoinNames(names) + ")");
+      std::sort(allowed.begin(), allowed.end());
+      return Error(it.key(), "unknown key (known: " + JoinNames(allowed) + ")");
     }
     return Status::Ok();
   }

@@ -126,6 +126,11 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   // MoE permute and combine (k copies of hidden, read + written, twice).
   double layer_bytes = cb * (8 * hidden + 2 * (h + g) * head_dim + 3 * k * inter);
   int64_t layer_kernels = kElementwiseKernelsPerLayer;
+  if (model.qk_norm) {
+    // Per-head RMSNorm of Q and K: read and write both.
+    layer_bytes += cb * 2 * (h + g) * head_dim;
+    layer_kernels += 2;
+  }
   if (model.is_moe()) {
     layer_bytes += cb * 4 * k * hidden;
     layer_kernels += kMoeElementwiseKernelsPerLayer;
@@ -140,6 +145,7 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   // and head_dim element: 4 * h * head_dim FLOPs per query-key pair.
   attn_flop_ns_ = 4 * h * head_dim / attn_flops;
   attn_heads_ = h;
+  attn_kv_heads_ = g;
   attn_prefill_token_ns_ = (2 * h + 2 * g) * head_dim * cb / attn_bw;  // Q, K, V in, O out
   attn_prefill_kv_ns_ = 2 * g * head_dim * kvb / attn_bw;              // K, V from the cache
   attn_decode_flop_ns_ = attn_flop_ns_;
@@ -159,8 +165,16 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   const double token_bytes = hidden * cb;
   if (shard.tp > 1) {
     const bool spans_nodes = options.collective_gbps > 0;
-    const double bw = link_bw(spans_nodes ? options.collective_gbps : gpu.scale_up.CollectiveGbps(shard.tp));
-    const double ring_alpha_ns = spans_nodes ? options.collective_alpha_ns : alpha_ns;
+    // Collectives reach their own share of the fabric (bus bandwidth),
+    // link_efficiency where no figure says otherwise.
+    double gbps = spans_nodes ? options.collective_gbps : gpu.scale_up.CollectiveGbps(shard.tp);
+    if (gbps <= 0) gbps = gpu.pcie_gbps_per_direction;
+    FLEETSIM_CHECK(gbps > 0);
+    const double bw =
+        gbps * (options.collective_efficiency > 0 ? options.collective_efficiency : options.link_efficiency);
+    const double ring_alpha_ns = spans_nodes                          ? options.collective_alpha_ns
+                                 : options.collective_latency_us >= 0 ? options.collective_latency_us * 1e3
+                                                                      : alpha_ns;
     // Two all-reduces of T x hidden per layer (after attention's O
     // projection and after the MLP's down projection), priced per step by
     // AllReduceNs as the engine runs them.
@@ -258,6 +272,101 @@ RooflineOptions RooflineOptionsFor(const GpuSpec& gpu, RooflineOptions scenario,
   return scenario;
 }
 
+namespace {
+
+// The scenario perf key that fixes each kernel term (kKernelTerms order):
+// GEMM terms go with either GEMM efficiency (a scenario's constants keep
+// the constant form), prefill attention's with its compute efficiency.
+const char* const kKernelTermScenarioKeys[][2] = {
+    {"gemm_compute_efficiency", "gemm_memory_efficiency"},  // gemm_compute_efficiency
+    {"gemm_compute_efficiency", "gemm_memory_efficiency"},  // gemm_memory_efficiency
+    {"gemm_compute_efficiency", "gemm_memory_efficiency"},  // gemm_overlap
+    {"gemm_compute_efficiency", "gemm_memory_efficiency"},  // gemm_kernel_us
+    {"gemm_compute_efficiency", "gemm_memory_efficiency"},  // gemm_half_output_elements
+    {"attention_compute_efficiency", nullptr},              // attention_prefill_efficiency
+    {"attention_compute_efficiency", nullptr},              // attention_prefill_half_work
+    {"attention_compute_efficiency", nullptr},              // attention_prefill_work_exponent
+    {"attention_memory_efficiency", nullptr},               // attention_decode_efficiency
+    {"attention_memory_efficiency", nullptr},               // attention_decode_half_work
+    {"attention_memory_efficiency", nullptr},               // attention_decode_work_exponent
+    {"elementwise_memory_efficiency", nullptr},             // elementwise_memory_efficiency
+    {"launch_overhead_us", nullptr},                        // launch_overhead_us
+    {nullptr, nullptr},                                     // collective_latency_us
+    {"link_efficiency", nullptr},                           // collective_bus_efficiency
+};
+static_assert(std::size(kKernelTermScenarioKeys) == kNumKernelTerms);
+
+}  // namespace
+
+bool KernelTermFixedByScenario(int term, const std::vector<std::string>& scenario_set) {
+  for (const char* key : kKernelTermScenarioKeys[term])
+    if (key && std::find(scenario_set.begin(), scenario_set.end(), key) != scenario_set.end()) return true;
+  return false;
+}
+
+RooflineOptions ApplyKernelTerms(RooflineOptions o, const EngineSpec& engine,
+                                 const std::vector<std::string>& scenario_set) {
+  auto term = [&](int i) -> std::optional<double> {
+    if (!engine.kernel[static_cast<size_t>(i)] || KernelTermFixedByScenario(i, scenario_set)) return std::nullopt;
+    return engine.kernel[static_cast<size_t>(i)];
+  };
+  // A shape term turns its shape form on; the constant form is the shape
+  // form with no overlap, no half point and the launch gap as fixed time.
+  bool gemm = false, prefill = false;
+  for (int i = 0; i <= 4; ++i) gemm = gemm || term(i).has_value();
+  for (int i = 5; i <= 7; ++i) prefill = prefill || term(i).has_value();
+  if (gemm && !o.gemm_shape) {
+    o.gemm_shape = true;
+    o.gemm_overlap = 0;
+    o.gemm_half_output_elements = 0;
+    o.gemm_kernel_us = o.launch_overhead_us;
+  }
+  if (prefill && !o.attention_shape) {
+    o.attention_shape = true;
+    o.attention_prefill_half_work = 0;
+    o.attention_prefill_work_exponent = 1;
+    o.attention_prefill_kernel_us = o.launch_overhead_us;
+  }
+  double* fields[] = {&o.gemm_compute_efficiency,         &o.gemm_memory_efficiency,
+                      &o.gemm_overlap,                    &o.gemm_kernel_us,
+                      &o.gemm_half_output_elements,       &o.attention_compute_efficiency,
+                      &o.attention_prefill_half_work,     &o.attention_prefill_work_exponent,
+                      &o.attention_memory_efficiency,     &o.attention_decode_half_work,
+                      &o.attention_decode_work_exponent,  &o.elementwise_memory_efficiency,
+                      &o.launch_overhead_us,              &o.collective_latency_us,
+                      &o.collective_efficiency};
+  static_assert(std::size(fields) == kNumKernelTerms);
+  for (int i = 0; i < kNumKernelTerms; ++i) {
+    if (auto v = term(i)) {
+      *fields[i] = *v;
+      o.engine_kernel_terms |= 1u << i;
+    }
+  }
+  return o;
+}
+
+double KernelTermValue(const RooflineOptions& o, const GpuSpec& gpu, int term) {
+  switch (term) {
+    case 0: return o.gemm_compute_efficiency;
+    case 1: return o.gemm_memory_efficiency;
+    case 2: return o.gemm_shape ? o.gemm_overlap : 0.0;
+    case 3: return o.gemm_shape ? o.gemm_kernel_us : o.launch_overhead_us;
+    case 4: return o.gemm_shape ? o.gemm_half_output_elements : 0.0;
+    case 5: return o.attention_compute_efficiency;
+    case 6: return o.attention_shape ? o.attention_prefill_half_work : 0.0;
+    case 7: return o.attention_shape ? o.attention_prefill_work_exponent : 1.0;
+    case 8: return o.attention_memory_efficiency;
+    case 9: return o.attention_decode_half_work;
+    case 10: return o.attention_decode_work_exponent;
+    case 11: return o.elementwise_memory_efficiency;
+    case 12: return o.launch_overhead_us;
+    case 13: return o.collective_latency_us >= 0 ? o.collective_latency_us : gpu.scale_up.latency_us;
+    case 14: return o.collective_efficiency > 0 ? o.collective_efficiency : o.link_efficiency;
+    default: FLEETSIM_CHECK(false);
+  }
+  return 0;
+}
+
 double RooflinePerfModel::AllReduceNs(double bytes) const {
   if (ar_custom_ && bytes < VllmCustomAllReduce::kMaxBytes)
     return VllmCustomAllReduce::Ns(ar_custom_latency_ns_, ar_gbps_, ar_p_, bytes);
@@ -328,8 +437,11 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
   if (shape.decode_tokens > 0) {
     const double kv = static_cast<double>(shape.decode_kv_tokens) * inv_dp;
     const double compute = kv * attn_decode_flop_ns_;
-    const double memory =
+    double memory =
         kv * attn_decode_kv_ns_ + static_cast<double>(shape.decode_tokens) * inv_dp * attn_decode_token_ns_;
+    if (options_.attention_decode_half_work > 0 && kv > 0)
+      memory *= 1 + std::pow(options_.attention_decode_half_work / (kv * attn_kv_heads_),
+                             options_.attention_decode_work_exponent);
     b.attention_decode_ns = layers_ * (std::max(compute, memory) + launch_ns_);
     launches += static_cast<int64_t>(layers_);
   }
@@ -407,10 +519,33 @@ std::vector<std::pair<std::string, std::string>> RooflinePerfModel::Sources() co
     } else if (k == "server") {
       out.emplace_back(kind, engine + engine_.WeakestLevel({"server_request_us", "server_prompt_token_us",
                                                             "server_output_token_us"}));
-    } else if (k == "all_reduce" && ar_custom_) {
-      out.emplace_back(kind, "roofline+" + engine + engine_.WeakestLevel({"custom_all_reduce_latency_us"}));
     } else {
-      out.emplace_back(kind, "roofline");
+      // The engine's kernel terms that price this kind, where it gives any.
+      std::vector<std::string_view> terms;
+      auto add = [&](int first, int last) {
+        for (int i = first; i <= last; ++i)
+          if (options_.engine_kernel_terms & (1u << i)) terms.push_back(kKernelTerms[i].name);
+      };
+      if (k == "gemm") add(0, 4);
+      if (k == "attention_prefill") add(5, 7);
+      if (k == "attention_decode") add(8, 10);
+      if (k == "elementwise") add(11, 11);
+      if (k == "all_reduce") {
+        add(13, 14);
+        if (ar_custom_) terms.push_back("custom_all_reduce_latency_us");
+      }
+      if (terms.empty()) {
+        out.emplace_back(kind, "roofline");
+        continue;
+      }
+      // The weakest level of the terms used (WeakestLevel takes a list).
+      std::string level = "exact";
+      for (const EngineSpec::TermSource& s : engine_.sources) {
+        if (std::find(terms.begin(), terms.end(), s.term) == terms.end()) continue;
+        if (s.level == "estimate") level = "estimate";
+        if (s.level == "same_gpu" && level == "exact") level = "same_gpu";
+      }
+      out.emplace_back(kind, "roofline+" + engine + level);
     }
   }
   return out;

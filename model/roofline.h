@@ -15,6 +15,7 @@
 //     kernels x eager_launch_us (the difference is launch_stall_ns).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,21 @@ struct RooflineOptions {
   double attention_prefill_kernel_us = 0;
   double attention_prefill_half_work = 0;
   double attention_prefill_work_exponent = 1;
+  // Decode attention's memory time as a function of the KV it reads per
+  // layer, W = KV tokens x KV heads on one GPU: the time of bytes at
+  // attention_memory_efficiency x (1 + (half / W)^exponent). A decode kernel
+  // over short contexts or few sequences fills few thread blocks. 0: off
+  // (the constant efficiency).
+  double attention_decode_half_work = 0;
+  double attention_decode_work_exponent = 1;
+  // Tensor-parallel collectives within a node: the latency of one ring step
+  // (negative: the GPU's scale_up.latency_us) and the fraction of the
+  // fabric's bandwidth they reach (0: link_efficiency).
+  double collective_latency_us = -1;
+  double collective_efficiency = 0;
+  // Bit i set: kernel term i (kKernelTerms) is the engine profile's
+  // (ApplyKernelTerms), which Sources() reports.
+  uint32_t engine_kernel_terms = 0;
   // The tensor-parallel group's ring as the fleet's topology prices it when
   // it spans nodes (sim/cluster/topology.h): alpha per step and the slowest
   // hop's bandwidth (datasheet GB/s; link_efficiency still applies). 0: the
@@ -86,6 +102,23 @@ struct RooflineOptions {
 // perf.attention_compute_efficiency): then its constants stand.
 RooflineOptions RooflineOptionsFor(const GpuSpec& gpu, RooflineOptions scenario, bool gemm_efficiency_set,
                                    bool attention_efficiency_set = false);
+
+// The engine profile's kernel terms (EngineSpec::kernel: how close this
+// engine's kernels come to the GPU's ceilings) over `o`, which holds the
+// GPU's own figures, except those the scenario set itself (`scenario_set`:
+// the perf keys it gives, e.g. "gemm_compute_efficiency"; a scenario's
+// constant GEMM or attention efficiency keeps its constant form). A GEMM
+// or prefill attention term turns the shape form on; terms the profile
+// lacks keep what `o` has (a GPU without a fitted shape: the constant
+// form's figures, so the time is unchanged until a term moves).
+RooflineOptions ApplyKernelTerms(RooflineOptions o, const EngineSpec& engine,
+                                 const std::vector<std::string>& scenario_set);
+// What kernel term `term` (an index into kKernelTerms) is under `o` for
+// `gpu`: the value a fit starts from.
+double KernelTermValue(const RooflineOptions& o, const GpuSpec& gpu, int term);
+// Whether the scenario's perf keys (`scenario_set`) fix kernel term `term`,
+// so that the engine's figure does not apply.
+bool KernelTermFixedByScenario(int term, const std::vector<std::string>& scenario_set);
 
 class RooflinePerfModel final : public PerfModel {
  public:
@@ -172,6 +205,7 @@ class RooflinePerfModel final : public PerfModel {
   int64_t elementwise_launches_ = 0;
   double attn_flop_ns_ = 0;         // ns per query-key pair per layer (4 * h * head_dim FLOPs)
   double attn_heads_ = 0;           // query heads on this GPU (the attention shape's work)
+  double attn_kv_heads_ = 0;        // KV heads on this GPU (the decode attention shape's work)
   double attn_prefill_token_ns_ = 0;     // Q, K, V, O of one prefill token, per layer
   double attn_prefill_kv_ns_ = 0;        // one KV token read by prefill, per layer
   double attn_decode_flop_ns_ = 0;  // ns per decode context token per layer (compute)

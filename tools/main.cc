@@ -1203,7 +1203,8 @@ Status ReplayFromLiveFolder(const std::string& dir, ReplayRun* out, std::optiona
 
 int CmdFit(const std::vector<std::string>& files, const std::string& scenario_path, const std::string& split,
            const std::string& out, std::string report_dir, const std::string& format, std::optional<uint64_t> seed,
-           const std::string& name, bool quiet, const Catalog& catalog, const Policies& policies) {
+           const std::string& name, const std::string& terms, bool quiet, const Catalog& catalog,
+           const Policies& policies) {
   // Measurement sets (published figures, each run with its own scenario)
   // and benchmark clients' files (replayed on --scenario's pool).
   std::vector<ReplayRun> runs;
@@ -1335,6 +1336,7 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
   }
   FitOptions fo;
   fo.seed = seed.value_or(scenario_path.empty() && set_seed ? *set_seed : base.seed);
+  fo.scope = terms == "cpu" ? FitScope::kCpuServer : terms == "gpu" ? FitScope::kGpu : FitScope::kAll;
   FitResult result;
   s = FitEngine(base, catalog, policies, runs, fo, &result);
   if (!s.ok()) return Fail(s);
@@ -1371,17 +1373,28 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
     // A term no run is sensitive to (the server's without a served run, the
     // tensor-parallel step without a tp > 1 run) keeps the profile's entries.
     if (!result.informed[i]) continue;
+    // A kernel term the fit left where the GPU's figures put it is not
+    // written: the GPU's figure (with its own source) stands.
+    const bool kernel = i >= kFirstKernelFitTerm;
+    if (kernel && std::fabs(result.terms[i] - result.initial_terms[i]) <=
+                      1e-4 * std::max(std::fabs(result.initial_terms[i]), 1e-9))
+      continue;
     EngineTermEntry e;
     // Four significant figures: the fit is not more precise than that, and
-    // the file stays readable.
+    // the file stays readable; a kernel term within its range.
     e.value = RoundSignificant(result.terms[i], 4);
+    if (kernel) {
+      const KernelTermInfo& k = kKernelTerms[i - kFirstKernelFitTerm];
+      e.value = std::clamp(e.value, k.lo, k.hi);
+    }
     e.gpu = shared.gpu;
     e.model = shared.model;
     e.tp = shared.tp;
     e.source = "fleetsim fit on " + std::to_string(runs.size()) + " observed run" + (runs.size() == 1 ? "" : "s") +
                " (" + used + ")" +
                (have_left_out ? "; worst per-metric median error on runs left out " + Percent(worst_left_out)
-                              : "; not cross-validated (one run)");
+                              : "; not cross-validated (one run)") +
+               (result.determined[i] ? "" : "; not determined by these runs (it stayed near its start)");
     if (set_dates.empty()) {
       e.date = "as observed";
     } else {
@@ -1425,6 +1438,8 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
     std::erase_if(list, shadows);
     list.insert(list.begin(), e);
   }
+  // What the fit could not tell, on stderr whatever --quiet says.
+  for (const std::string& w : result.warnings) std::fprintf(stderr, "fleetsim: warning: fit: %s\n", w.c_str());
   std::string text;
   s = WriteEngineProfileJson(profile, &text);
   if (s.ok()) s = WriteFile(out, text);
@@ -1440,9 +1455,14 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
                 shared.model.empty() ? "every model" : shared.model.c_str(),
                 shared.gpu.empty() ? "every GPU" : shared.gpu.c_str(),
                 shared.tp ? std::to_string(shared.tp).c_str() : "any", runs.size(), result.evaluations);
-    for (int i = 0; i < kNumFitTerms; ++i)
-      std::printf("  %-24s %10.4g -> %10.4g us%s\n", kFitTerms[i], result.initial_terms[i], result.terms[i],
-                  result.informed[i] ? "" : "   (no run depends on it: kept, not written)");
+    for (int i = 0; i < kNumFitTerms; ++i) {
+      if (!result.informed[i] && i >= kFirstKernelFitTerm) continue;  // the GPU's figure, untouched
+      std::printf("  %-32s %10.4g -> %10.4g %s%s\n", kFitTerms[static_cast<size_t>(i)], result.initial_terms[i],
+                  result.terms[i], FitTermUnit(i),
+                  !result.informed[i]      ? "   (no run depends on it: kept, not written)"
+                  : !result.determined[i] ? "   (not determined by these runs)"
+                                          : "");
+    }
     std::printf("  %-24s %9s %9s %9s   (median |error|)\n", "metric", "before", "fitted", "left out");
     for (int m = 0; m < kNumFitMetrics; ++m)
       if (MedianAbsError(result.before, m))
@@ -2117,11 +2137,11 @@ int main(int argc, char** argv) {
       ->transform(IntegerIn(0, 1000000000));
 
   std::vector<std::string> fit_files;
-  std::string fit_scenario, fit_out, fit_report, fit_format, fit_name, fit_split;
+  std::string fit_scenario, fit_out, fit_report, fit_format, fit_name, fit_split, fit_terms = "all";
   std::optional<uint64_t> fit_seed;
   CLI::App* fit = app.add_subcommand(
-      "fit", "fit an engine profile's CPU and server terms to observed runs of a real server, by replaying each "
-             "run through the scenario's pool");
+      "fit", "fit an engine profile's CPU, server and GPU terms to observed runs of a real server (each replayed "
+             "through the scenario's pool) and to measured steps of its engine");
   fit->add_option("observed", fit_files,
                   "benchmark clients' result files (as fleetsim observe reads them), or measurement sets "
                   "(format fleetsim-measurements: published figures, each run with its scenario)")
@@ -2135,6 +2155,10 @@ int main(int argc, char** argv) {
   fit->add_option("--name", fit_name, "the written profile's name (default: the pool's engine profile's)");
   fit->add_option("--seed", fit_seed, "random seed of the replays (default: the scenario's)")
       ->transform(IntegerIn(0, kMaxSeed));
+  fit->add_option("--terms", fit_terms,
+                  "which terms to fit: all (default), cpu (the CPU and server terms; the kernels as priced) or gpu "
+                  "(the kernel terms, eager launch and custom all-reduce latency)")
+      ->check(CLI::IsMember({"all", "cpu", "gpu"}));
   bool fit_quiet = false;
   fit->add_flag("--quiet", fit_quiet, "print nothing but errors");
 
@@ -2172,8 +2196,8 @@ int main(int argc, char** argv) {
   if (*validate) return CmdValidate(vscenario, voverrides, catalog, policies);
   if (*list) return CmdList(catalog, policies);
   if (*fit)
-    return CmdFit(fit_files, fit_scenario, fit_split, fit_out, fit_report, fit_format, fit_seed, fit_name, fit_quiet, catalog,
-                  policies);
+    return CmdFit(fit_files, fit_scenario, fit_split, fit_out, fit_report, fit_format, fit_seed, fit_name, fit_terms,
+                  fit_quiet, catalog, policies);
   if (*observe) return CmdObserve(observe_file, observe_format, observe_allow_aggregates, observe_run);
   if (*import_vidur)
     return CmdImportVidur(vidur_compute, vidur_attention, vidur_network, vidur_out, vidur_model, vidur_device, catalog);

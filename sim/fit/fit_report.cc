@@ -53,10 +53,27 @@ std::string FitReportMarkdown(const FitResult& r, const std::vector<ReplayRun>& 
   md += std::to_string(runs.size()) + " observed run" + (runs.size() == 1 ? "" : "s") + " replayed, " +
         std::to_string(r.evaluations) + " simulations, " + std::to_string(r.iterations) +
         " Levenberg-Marquardt iterations on all runs.\n\n";
-  md += "## Terms\n\n| term | before (µs) | fitted (µs) |\n|---|---|---|\n";
-  for (int i = 0; i < kNumFitTerms; ++i)
-    md += std::string("| ") + kFitTerms[i] + " | " + Number(r.initial_terms[i]) + " | " +
-          (r.informed[i] ? Number(r.terms[i]) : "kept: no run depends on it") + " |\n";
+  if (!r.warnings.empty()) {
+    md += "## Warnings\n\n";
+    for (const std::string& w : r.warnings) md += "- " + w + "\n";
+    md += "\n";
+  }
+  md += "## Terms\n\n" + std::to_string(r.figures) + " observed figure" + (r.figures == 1 ? "" : "s") +
+        ". \"spread\": the posterior spread of the term on its fitted scale (a factor of e for a cost, a unit "
+        "of the logistic scale for a fraction) at a 5% scatter per figure; below 0.3 the runs determine it.\n\n"
+        "| term | unit | side | before | fitted | spread | what the runs say |\n|---|---|---|---|---|---|---|\n";
+  for (int i = 0; i < kNumFitTerms; ++i) {
+    std::string verdict = "kept: no run depends on it";
+    std::string spread = "-";
+    if (r.informed[i]) {
+      spread = Number(r.spread[i]);
+      verdict = r.determined[i] ? "determined" : "not determined: stays near its start";
+      if (r.at_bound[i] != 0) verdict += std::string(r.at_bound[i] < 0 ? "; at its lower bound" : "; at its upper bound");
+    }
+    md += std::string("| ") + kFitTerms[static_cast<size_t>(i)] + " | " + FitTermUnit(i) + " | " +
+          (IsGpuFitTerm(i) ? "GPU" : "CPU / server") + " | " + Number(r.initial_terms[i]) + " | " +
+          (r.informed[i] ? Number(r.terms[i]) : "-") + " | " + spread + " | " + verdict + " |\n";
+  }
   const std::vector<int> metrics = Compared(r);
   md += "\n## Median |error| per metric (simulated vs observed)\n\n| metric | before | fitted | left out |\n"
         "|---|---|---|---|\n";

@@ -177,6 +177,20 @@ Status ReadWorkload(const ObjectReader& w, const std::string& where, const std::
   return Status::Ok();
 }
 
+// A static batch: `batch` sequences of `prompt_tokens`, prefilled in one
+// step, then `decode_steps` decode steps (SGLang's bench_one_batch runs
+// output_len - 1 of them). No server: the engine alone.
+Status ReadStep(const ObjectReader& st, ReplayRun* run) {
+  FLEETSIM_RETURN_IF_ERROR(st.CheckKeys({"batch", "prompt_tokens", "decode_steps"}));
+  StepBatch b;
+  FLEETSIM_RETURN_IF_ERROR(st.Int64("batch", Bound::kPositive, 1 << 16, &b.batch));
+  FLEETSIM_RETURN_IF_ERROR(st.Int64("prompt_tokens", Bound::kPositive, kMaxTokens, &b.prompt_tokens));
+  FLEETSIM_RETURN_IF_ERROR(st.Int64("decode_steps", Bound::kPositive, 1 << 16, &b.decode_steps));
+  run->step = b;
+  run->server = false;
+  return Status::Ok();
+}
+
 Status ReadObservedFigures(const ObjectReader& o, const std::string& where, ReplayRun* run) {
   bool any = false;
   for (auto it = o.object().begin(); it != o.object().end(); ++it) {
@@ -239,7 +253,7 @@ Status ParseMeasurementSet(std::string_view text, const std::string& file, const
     const json& rj = (*runs_it)[i];
     if (!rj.is_object()) return Status::Invalid(file + ": " + path + ": expected an object");
     const ObjectReader r(rj, file, path + ".");
-    FLEETSIM_RETURN_IF_ERROR(r.CheckKeys({"id", "split", "source", "set", "workload", "observed", "notes"}));
+    FLEETSIM_RETURN_IF_ERROR(r.CheckKeys({"id", "split", "source", "set", "workload", "step", "observed", "notes"}));
     Measurement m;
     FLEETSIM_RETURN_IF_ERROR(r.String("id", &m.id));
     for (const std::string& seen : ids)
@@ -273,12 +287,29 @@ Status ParseMeasurementSet(std::string_view text, const std::string& file, const
     std::shared_ptr<ScenarioSpec> spec;
     FLEETSIM_RETURN_IF_ERROR(RunScenario(scenario.object(), r, file, base_dir, path, &spec));
     m.run.scenario = std::move(spec);
-    ObjectReader w;
-    FLEETSIM_RETURN_IF_ERROR(r.Object("workload", &w));
-    FLEETSIM_RETURN_IF_ERROR(ReadWorkload(w, file + ": " + path + ".workload", base_dir, set.seed, m.id, &m.run));
+    if (r.Has("workload") == r.Has("step"))
+      return Status::Invalid(file + ": " + path + ": give workload (requests a client sent) or step (a static "
+                                                  "batch timed step by step), not " +
+                             (r.Has("step") ? "both" : "neither"));
+    if (r.Has("step")) {
+      ObjectReader st;
+      FLEETSIM_RETURN_IF_ERROR(r.Object("step", &st));
+      FLEETSIM_RETURN_IF_ERROR(ReadStep(st, &m.run));
+    } else {
+      ObjectReader w;
+      FLEETSIM_RETURN_IF_ERROR(r.Object("workload", &w));
+      FLEETSIM_RETURN_IF_ERROR(ReadWorkload(w, file + ": " + path + ".workload", base_dir, set.seed, m.id, &m.run));
+    }
     ObjectReader o;
     FLEETSIM_RETURN_IF_ERROR(r.Object("observed", &o));
     FLEETSIM_RETURN_IF_ERROR(ReadObservedFigures(o, file + ": " + path + ".observed", &m.run));
+    // A step run's figures are its steps'; a workload's are its clients'.
+    for (int f = 0; f < kNumFitMetrics; ++f) {
+      const bool step_metric = f == kPrefillStepMetric || f == kDecodeStepMetric;
+      if (m.run.observed.values[f] && step_metric != m.run.step.has_value())
+        return o.Error(kFitMetrics[f], m.run.step ? "a step run gives prefill_step_ms and decode_step_ms only"
+                                                  : "a step run's figure: give step, not workload, for it");
+    }
     if (split.empty() || m.split == split) set.runs.push_back(std::move(m));
   }
   if (set.runs.empty()) return Status::Invalid(file + ": runs: no run has split \"" + split + "\"");

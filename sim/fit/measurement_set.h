@@ -28,7 +28,15 @@
 //                       // min_tokens, max_prompt_tokens, max_total_tokens;
 //                       // "rate_per_s": 4 or "all_at_once": true; and
 //                       // "server": false for the offline engine
-//         "observed": { "ttft_mean": 25.1, "tpot_mean": 6.9 } } ] }
+//         "observed": { "ttft_mean": 25.1, "tpot_mean": 6.9 } },
+//       { "id": "bench-one-batch-b8-l1024", "split": "fit", "source": {...},
+//         "step": { "batch": 8, "prompt_tokens": 1024, "decode_steps": 31 },
+//                   // a static batch timed step by step (SGLang's
+//                   // bench_one_batch, vLLM's benchmark_latency)
+//         "observed": { "prefill_step_ms": 276.2, "decode_step_ms": 8.36 } } ] }
+//
+// A run gives `workload` or `step`, not both; a step run's figures are
+// prefill_step_ms and decode_step_ms only, and a workload's never those.
 //
 // `set` applies to `scenario` exactly as `fleetsim run --set KEY=VALUE`
 // does. `observed` takes the fit's metric names (kFitMetrics: ms, output

@@ -462,11 +462,11 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
   return Status::Ok();
 }
 
-// The roofline options of pool `p`: the scenario's with the GPU's fitted
-// shapes, and its tensor-parallel ring as the topology prices it when the
-// group spans nodes.
+}  // namespace
+
 RooflineOptions PoolRooflineOptions(const ScenarioSpec& s, const PoolPlan& p) {
   RooflineOptions o = RooflineOptionsFor(*p.gpu, s.roofline, s.gemm_efficiency_set, s.attention_efficiency_set);
+  o = ApplyKernelTerms(o, p.engine, s.perf_keys);
   o.collective_alpha_ns = p.collective_alpha_ns;
   o.collective_gbps = p.collective_gbps;
   o.all_to_all_alpha_ns = p.all_to_all_alpha_ns;
@@ -474,6 +474,8 @@ RooflineOptions PoolRooflineOptions(const ScenarioSpec& s, const PoolPlan& p) {
   o.expert_load_skew = p.spec->expert_load_skew;
   return o;
 }
+
+namespace {
 
 // A speculative pool's performance model, owning its target's and draft's.
 class SpeculatingPerf final : public PerfModel {

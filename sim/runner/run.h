@@ -102,6 +102,12 @@ struct PoolPlan {
   std::vector<std::string> model_warnings;
 };
 
+// The roofline options pool `p` runs with: the scenario's perf section,
+// the GPU's fitted shapes, the engine profile's kernel terms (except those
+// the scenario sets itself), and the tensor-parallel ring as the topology
+// prices it when the group spans nodes.
+RooflineOptions PoolRooflineOptions(const ScenarioSpec& s, const PoolPlan& p);
+
 struct Progress {
   SimTime now = 0;
   int64_t arrived = 0;

@@ -1278,6 +1278,10 @@ Status ParseScenario(std::string_view text, const std::string& file, const std::
     RooflineOptions& r = spec.roofline;
     spec.gemm_efficiency_set = perf.Has("gemm_compute_efficiency") || perf.Has("gemm_memory_efficiency");
     spec.attention_efficiency_set = perf.Has("attention_compute_efficiency");
+    for (const char* key : {"gemm_compute_efficiency", "gemm_memory_efficiency", "attention_compute_efficiency",
+                            "attention_memory_efficiency", "elementwise_memory_efficiency", "launch_overhead_us",
+                            "link_efficiency"})
+      if (perf.Has(key)) spec.perf_keys.emplace_back(key);
     perf.Number("gemm_compute_efficiency", &r.gemm_compute_efficiency);
     perf.Number("gemm_memory_efficiency", &r.gemm_memory_efficiency);
     perf.Number("attention_compute_efficiency", &r.attention_compute_efficiency);

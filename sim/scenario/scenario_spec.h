@@ -248,6 +248,9 @@ struct ScenarioSpec {
   // perf.attention_compute_efficiency given: the constant replaces the GPU's
   // fitted prefill attention shape.
   bool attention_efficiency_set = false;
+  // Every key the perf section gives ("gemm_compute_efficiency", ...): an
+  // engine profile's kernel term does not override one (ApplyKernelTerms).
+  std::vector<std::string> perf_keys;
   // perf.profile: a measured profile (model/profile.h), path resolved
   // against the scenario's folder; empty: roofline only.
   std::string perf_profile;

@@ -57,7 +57,7 @@ TEST(EngineFit, RecoversTermsThatReproduceKnownRuns) {
                                  Workload("c64", 300, 0, 64)};
   // The truth: a slower engine than the bundled estimates.
   // tp_step_cpu_us (index 3) does not apply at tp 1: the fit keeps it.
-  const double truth[kNumFitTerms] = {2500, 20, 0.3, 0, 4000, 1.0};
+  const double truth[6] = {2500, 20, 0.3, 0, 4000, 1.0};
   {
     // Observed figures = a replay with the true terms (no cross-validation,
     // no iterations: FitEngine's "before" with the truth as the base).
@@ -97,8 +97,12 @@ TEST(EngineFit, RecoversTermsThatReproduceKnownRuns) {
     RunReport report;
     ASSERT_TRUE(light->Run(MetricsOptions(), ro, nullptr, &report).ok());
   }
+  // The truth moves CPU and server terms only: fitted on that side (the
+  // GPU side, free as well, trades with seq_cpu_us on three runs).
+  FitOptions o;
+  o.scope = FitScope::kCpuServer;
   FitResult f;
-  const Status s = FitEngine(base, w.catalog, w.policies, runs, FitOptions(), &f);
+  const Status s = FitEngine(base, w.catalog, w.policies, runs, o, &f);
   ASSERT_TRUE(s.ok()) << s.message();
   // The bundled estimates miss the slower engine by far; the fit does not.
   for (int m = 0; m < 7; ++m) {
