@@ -763,5 +763,39 @@ TEST_F(PlannerTest, AutoscaledConfigurationsArePricedByWhatTheirRunsPaid) {
   for (const PlanFamily& f : r.families) EXPECT_EQ(f.status, PlanFamily::Status::kMeets) << f.label << ": " << f.reason;
 }
 
+// A point whose every replication meets a target still misses it when the
+// interval's upper bound does not: the verdict is the bound's, and
+// met_fraction says how many replications met on their own.
+TEST_F(PlannerTest, EveryReplicationMeetingIsNotEnoughWhenTheBoundMisses) {
+  json plan = BasePlan();
+  plan["dimensions"] = json::parse(R"([{ "key": "fleet.pools[0].gpu", "values": ["H100-SXM"] }])");
+  plan["load"] = json::parse(R"({ "rate_scales": [1] })");
+  plan["replications"] = 3;
+  plan["targets"] = json::parse(R"({ "ttft_ms": { "p99": 10000 } })");
+  auto first = MustRun(plan);
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->result().configs.size(), 1u);
+  const PlanPoint* p = FindPoint(first->result(), 0, 1.0);
+  ASSERT_NE(p, nullptr);
+  const int m = PlanMetricIndex("ttft_p99_ms");
+  ASSERT_GE(m, 0);
+  const double highest = *std::max_element(p->values[m].begin(), p->values[m].end());
+  const double hi = p->metrics[m].hi;
+  ASSERT_GT(hi, highest * 1.001) << "the replications must differ for the bound to lie above them";
+  // A limit between the highest replication and the upper bound.
+  plan["targets"]["ttft_ms"]["p99"] = (highest + hi) / 2;
+  auto second = MustRun(plan);
+  ASSERT_TRUE(second);
+  const PlanResult& r = second->result();
+  const PlanPoint* q = FindPoint(r, 0, 1.0);
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->values[m], p->values[m]);  // same seeds, same figures
+  ASSERT_EQ(q->met_fraction.size(), 1u);
+  EXPECT_EQ(q->met_fraction[0], 1.0);
+  EXPECT_FALSE(q->meets[0]);
+  EXPECT_FALSE(q->meets_all);
+  EXPECT_TRUE(r.recommendations.empty());
+}
+
 }  // namespace
 }  // namespace fleetsim

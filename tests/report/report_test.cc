@@ -105,6 +105,17 @@ TEST(PlanReport, RendersEverySection) {
   EXPECT_NE(f.html.find("class=\"err\""), std::string::npos);     // error bars
   // The recommendation's interval, verdict and replications, and its launch line.
   EXPECT_NE(f.md.find("; meets; 3/3 reps met"), std::string::npos);
+  // Each recommendation's replications, one row each, and the bound judged.
+  for (const std::string* out : {&f.md, &f.html}) {
+    EXPECT_NE(out->find("Per-replication attainment"), std::string::npos);
+    EXPECT_NE(out->find("Rank 1: "), std::string::npos);
+    EXPECT_NE(out->find("Replications met"), std::string::npos);
+    EXPECT_NE(out->find("upper "), std::string::npos);
+  }
+  // The fixture's first recommendation at ×1: three replications' TTFT p99.
+  EXPECT_NE(f.md.find("| 1 | 252; met |"), std::string::npos);
+  EXPECT_NE(f.md.find("| 3 | 273; met |"), std::string::npos);
+  EXPECT_NE(f.md.find("| Replications met | 3/3 |"), std::string::npos);
   EXPECT_NE(f.md.find("`vllm serve meta-llama/Llama-3.1-8B-Instruct"), std::string::npos);
   EXPECT_NE(f.md.find(" ± "), std::string::npos);
   // The dropped family and its reason; the replayed-traffic caveat.

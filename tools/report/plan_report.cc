@@ -20,7 +20,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // plan.json, typed: the fields the report shows (docs/plan.md).
 struct Interval {
-  std::optional<double> mean, half_width;
+  std::optional<double> mean, half_width, lo, hi;
+  std::vector<std::optional<double>> values;  // one per replication
 };
 struct Target {
   std::string id, metric, kind, label;
@@ -186,7 +187,12 @@ void ReadPlan(const Node& root, Plan* p) {
     pt.rate_per_s = n.Opt("rate_per_s").NumOrNull();
     pt.replications = n.Opt("replications").IntOrNull().value_or(p->replications);
     for (const auto& [name, m] : n.Get("metrics").Members()) {
-      pt.metrics[name] = {m.Get("mean").NumOrNull(), m.Opt("half_width").NumOrNull()};
+      Interval& iv = pt.metrics[name];
+      iv.mean = m.Get("mean").NumOrNull();
+      iv.half_width = m.Opt("half_width").NumOrNull();
+      iv.lo = m.Opt("lo").NumOrNull();
+      iv.hi = m.Opt("hi").NumOrNull();
+      for (const Node& v : m.Opt("values").ItemsOrEmpty()) iv.values.push_back(v.NumOrNull());
     }
     for (const auto& [id, v] : n.Opt("met_fraction").MembersOrEmpty()) pt.met_fraction[id] = v.Num();
     for (const auto& [id, v] : n.Opt("meets").MembersOrEmpty()) pt.meets[id] = v.Bool();
@@ -384,6 +390,63 @@ void Recommendations(const Plan& p, const Index& ix, Document* doc) {
     rows.push_back(std::move(row));
   }
   doc->Table(header, rows);
+}
+
+// Each recommendation's point at ×1, replication by replication: the
+// figure each target is judged on, whether that replication alone met it,
+// and the bound the verdict rests on.
+void PerReplication(const Plan& p, const Index& ix, Document* doc) {
+  if (p.recommendations.empty()) return;
+  doc->Heading(2, "Per-replication attainment");
+  std::string intro =
+      "The recommendations at ×1, one row per replication: each target's figure in that replication and whether "
+      "it alone met the target; the last rows give the " + Num(p.confidence * 100) +
+      "% bound the verdict uses (a point meets only when the bound does, however many replications met).";
+  if (p.replications < 2)
+    intro += " With one replication there is no interval: the bound is the single value, and a verdict so close "
+             "to a target deserves more replications.";
+  doc->Paragraph(intro);
+  for (const Recommendation& r : p.recommendations) {
+    const Point* pt = ix.point(r.config, 1);
+    if (pt == nullptr) continue;
+    doc->Heading(3, "Rank " + std::to_string(r.rank) + ": " + ix.family_label(r.family) + ", " + IntOr(r.replicas) +
+                        " replicas");
+    std::vector<std::string> header = {"Replication"};
+    for (const Target& t : p.targets) header.push_back(t.label);
+    std::vector<std::vector<Cell>> rows;
+    size_t n = 0;
+    for (const Target& t : p.targets) {
+      if (auto m = pt->metrics.find(t.metric); m != pt->metrics.end()) n = std::max(n, m->second.values.size());
+    }
+    auto met = [](const Target& t, double v) { return t.kind == "min" ? v >= t.limit : v <= t.limit; };
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<Cell> row = {std::to_string(i + 1)};
+      for (const Target& t : p.targets) {
+        auto m = pt->metrics.find(t.metric);
+        const std::optional<double> v =
+            m != pt->metrics.end() && i < m->second.values.size() ? m->second.values[i] : std::nullopt;
+        row.push_back(!v ? Cell("no figure; missed") : Cell(Num(*v) + (met(t, *v) ? "; met" : "; missed")));
+      }
+      rows.push_back(std::move(row));
+    }
+    std::vector<Cell> met_row = {"Replications met"}, bound_row = {"Bound judged"};
+    for (const Target& t : p.targets) {
+      auto f = pt->met_fraction.find(t.id);
+      met_row.push_back(f == pt->met_fraction.end()
+                            ? Cell("n/a")
+                            : Cell(std::to_string(std::llround(f->second * pt->replications)) + "/" +
+                                   std::to_string(pt->replications)));
+      auto m = pt->metrics.find(t.metric);
+      const std::optional<double> bound =
+          m == pt->metrics.end() ? std::nullopt : (t.kind == "min" ? m->second.lo : m->second.hi);
+      std::string b = bound ? std::string(t.kind == "min" ? "lower " : "upper ") + Num(*bound) : "n/a";
+      if (auto v = pt->meets.find(t.id); v != pt->meets.end()) b += v->second ? "; meets" : "; misses";
+      bound_row.push_back(b);
+    }
+    rows.push_back(std::move(met_row));
+    rows.push_back(std::move(bound_row));
+    doc->Table(header, rows);
+  }
 }
 
 void LoadCurves(const Plan& p, const Index& ix, Document* doc) {
@@ -597,6 +660,7 @@ Status RenderPlanReport(const std::string& dir, ReportFiles* out) {
   Document doc("fleetsim capacity plan: " + plan.name);
   Header(plan, &doc);
   Recommendations(plan, ix, &doc);
+  PerReplication(plan, ix, &doc);
   LoadCurves(plan, ix, &doc);
   CostCurves(plan, ix, &doc);
   Frontier(plan, ix, &doc);
