@@ -252,16 +252,41 @@ TEST(Live, SigintStopsCleanlyAndLeavesTheOutputFolderAsItWas) {
 // The bundled smoke scenario end to end: calibrate this machine, run live,
 // simulate, diff, fit. diff.json says whether the targets (P50 TTFT and
 // TPOT within 5%, P99 within 10%) were met; on a shared 2-core machine the
-// kernels' own speed drifts by up to 30% between the calibration and the
-// run a minute later (docs/live.md: P50 errors from -19% to +34% over runs
-// of the same model), so the test holds the P50s to 50%, which catches a
-// gross error of the model (attention priced 6-7x too fast, as before it
-// was priced as measured) and not the machine's drift.
+// kernels' own speed drifts between the calibration and the run a minute
+// later (by 1.5x in one run of 2026-12-07: predicted P50s -35% and -52%,
+// priced at the speed the kernels ran 0% and +7%), so the test holds the
+// as-run P50s to 10% and the predicted ones to 10% plus what the drift
+// explains.
 TEST(Live, BundledSmokeDiffIsClose) {
   ScratchDir dir;
   const std::string scenario = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/live-cpu-tiny.json";
-  clitest::CommandResult r = RunFleetsim("live " + ShellQuote(scenario) + " --out " + ShellQuote(dir.File("out")));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Priced at the speed the kernels ran, the simulation's P50 TTFT and TPOT
+  // are within 10% of the live run's (docs/live.md: 8 of 9 runs here).
+  // Within one run the machine's speed also varies in ways one average
+  // cannot follow (a TPOT P50 of -15.8% once), so a miss is run once more:
+  // a model that is wrong misses twice.
+  auto as_run_within = [](const json& diff) {
+    for (const char* m : {"ttft", "tpot"}) {
+      const json& rel = diff["kernels_as_run"]["metrics"][m]["p50"]["rel"];
+      if (!rel.is_number() || std::abs(rel.get<double>()) > 0.10) return false;
+    }
+    return true;
+  };
+  clitest::CommandResult r;
+  for (int attempt = 1;; ++attempt) {
+    fs::remove_all(dir.File("out"));
+    r = RunFleetsim("live " + ShellQuote(scenario) + " --out " + ShellQuote(dir.File("out")));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream in(dir.File("out/diff.json"));
+    const json d = json::parse(in);
+    ASSERT_TRUE(d["kernels_as_run"].is_object()) << d.dump();
+    const bool close = as_run_within(d);
+    std::printf("attempt %d: kernels as run, P50 TTFT %+.1f%%, TPOT %+.1f%%\n", attempt,
+                100 * d["kernels_as_run"]["metrics"]["ttft"]["p50"]["rel"].get<double>(),
+                100 * d["kernels_as_run"]["metrics"]["tpot"]["p50"]["rel"].get<double>());
+    if (close) break;
+    ASSERT_LT(attempt, 2) << "as-run P50s beyond 10% in two runs\n" << d["kernels_as_run"].dump();
+  }
   for (const char* f : {"summary.json", "requests.csv", "live.json", "diff.json", "diff.md", "profile.json",
                         "sim/summary.json", "diff_ttft.svg", "diff_tpot.svg"})
     EXPECT_TRUE(fs::exists(dir.File(std::string("out/") + f))) << f;
@@ -278,7 +303,7 @@ TEST(Live, BundledSmokeDiffIsClose) {
   // Simulated again with the kernels at the speed they ran (the ratio
   // live.json records): the calibration's drift is gone, what is left is
   // the rest of the model's error (scheduling, batching, queueing, the
-  // executor's terms), held to 25%.
+  // executor's terms), held to 10%.
   const json& as_run = d["kernels_as_run"];
   ASSERT_TRUE(as_run.is_object()) << d.dump();
   const double scale = as_run["kernel_time_scale"].get<double>();
@@ -287,7 +312,7 @@ TEST(Live, BundledSmokeDiffIsClose) {
   for (const char* m : {"ttft", "tpot"}) {
     const json& p50 = as_run["metrics"][m]["p50"];
     ASSERT_TRUE(p50["rel"].is_number()) << m;
-    EXPECT_LE(std::abs(p50["rel"].get<double>()), 0.25) << m << "\n" << as_run.dump();
+    EXPECT_LE(std::abs(p50["rel"].get<double>()), 0.10) << m << "\n" << as_run.dump();
   }
   // The prediction (the profile calibrated a few seconds before the run)
   // misses by that much plus what the kernels' drift between calibration
@@ -302,7 +327,7 @@ TEST(Live, BundledSmokeDiffIsClose) {
   for (const char* m : {"ttft", "tpot"}) {
     const json& p50 = d["metrics"][m]["p50"];
     ASSERT_TRUE(p50["rel"].is_number()) << m;
-    EXPECT_LE(std::abs(p50["rel"].get<double>()), 0.25 + 2.5 * drift)
+    EXPECT_LE(std::abs(p50["rel"].get<double>()), 0.10 + 2.5 * drift)
         << m << " (kernels ran at " << scale << "x the profile)\n" << r.output;
     EXPECT_EQ(p50["target"].get<double>(), 0.05);
   }
