@@ -340,14 +340,20 @@ Status ReadChoice(const ObjectReader& r, std::string_view key,
   return r.Error(key, "unknown \"" + value + "\" (known: " + known + ")");
 }
 
-// One entry of a term's list. `us_term`: an engine (time) term, held to
-// kMaxEngineTermUs; a kernel term's range is checked by its caller.
-Status ReadTermEntry(const ObjectReader& r, bool us_term, EngineTermEntry* e) {
+// One entry of a term's list. `kernel`: the kernel term's range, which
+// its value must lie in; null for an engine (time) term, held to
+// kMaxEngineTermUs.
+Status ReadTermEntry(const ObjectReader& r, const KernelTermInfo* kernel, EngineTermEntry* e) {
   FLEETSIM_RETURN_IF_ERROR(
       r.CheckKeys({"value", "gpu", "model", "tp", "source", "date", "engine_version", "estimate"}));
   FLEETSIM_RETURN_IF_ERROR(r.Number("value", Bound::kNonNegative, &e->value));
-  if (us_term && e->value > kMaxEngineTermUs)
+  if (!kernel && e->value > kMaxEngineTermUs)
     return r.Error("value", "expected at most " + std::to_string(static_cast<int64_t>(kMaxEngineTermUs)) + " us");
+  if (kernel && (e->value < kernel->lo || e->value > kernel->hi)) {
+    char range[96];
+    std::snprintf(range, sizeof range, "expected %g to %g (%s)", kernel->lo, kernel->hi, kernel->unit);
+    return r.Error("value", range);
+  }
   if (r.Has("gpu")) FLEETSIM_RETURN_IF_ERROR(r.String("gpu", &e->gpu));
   if (r.Has("model")) FLEETSIM_RETURN_IF_ERROR(r.String("model", &e->model));
   if (r.Has("tp")) {
@@ -362,6 +368,22 @@ Status ReadTermEntry(const ObjectReader& r, bool us_term, EngineTermEntry* e) {
     FLEETSIM_RETURN_IF_ERROR(r.String("engine_version", &e->engine_version));
   } else if (!e->estimate && !e->gpu.empty()) {
     return r.Error("engine_version", "missing: a measured value names the engine version it was measured on");
+  }
+  return Status::Ok();
+}
+
+// terms.<term> of the profile read from `origin`: a non-empty list of
+// entries, appended to `out`.
+Status ReadTermList(const ObjectReader& terms, const std::string& origin, const char* term,
+                    const KernelTermInfo* kernel, std::vector<EngineTermEntry>* out) {
+  const json& list = terms.object()[term];
+  if (!list.is_array() || list.empty()) return terms.Error(term, "expected a non-empty array of entries");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string where = terms.Path(term) + "[" + std::to_string(i) + "]";
+    if (!list[i].is_object()) return Status::Invalid(origin + ": " + where + ": expected an object");
+    EngineTermEntry entry;
+    FLEETSIM_RETURN_IF_ERROR(ReadTermEntry(ObjectReader(list[i], origin, where + "."), kernel, &entry));
+    out->push_back(std::move(entry));
   }
   return Status::Ok();
 }
@@ -424,25 +446,8 @@ Status ParseEngineProfile(std::string_view json_text, const std::string& origin,
   }
   // Kernel terms are optional (the GPU's figures stand in), each value
   // within its physical range.
-  for (const KernelTermInfo& k : kKernelTerms) {
-    if (!terms.Has(k.name)) continue;
-    const json& list = terms.object()[k.name];
-    if (!list.is_array() || list.empty()) return terms.Error(k.name, "expected a non-empty array of entries");
-    std::vector<EngineTermEntry>& entries = e.terms[k.name];
-    for (size_t i = 0; i < list.size(); ++i) {
-      const std::string where = terms.Path(k.name) + "[" + std::to_string(i) + "]";
-      if (!list[i].is_object()) return Status::Invalid(origin + ": " + where + ": expected an object");
-      EngineTermEntry entry;
-      const ObjectReader er(list[i], origin, where + ".");
-      FLEETSIM_RETURN_IF_ERROR(ReadTermEntry(er, /*us_term=*/false, &entry));
-      if (entry.value < k.lo || entry.value > k.hi) {
-        char range[96];
-        std::snprintf(range, sizeof range, "expected %g to %g (%s)", k.lo, k.hi, k.unit);
-        return er.Error("value", range);
-      }
-      entries.push_back(std::move(entry));
-    }
-  }
+  for (const KernelTermInfo& k : kKernelTerms)
+    if (terms.Has(k.name)) FLEETSIM_RETURN_IF_ERROR(ReadTermList(terms, origin, k.name, &k, &e.terms[k.name]));
   for (const char* term : kEngineTerms) {
     // tp_step_cpu_us came after version 1 files were first written (every
     // `fleetsim fit` output before it): a file without it reads as 0, an
@@ -456,16 +461,7 @@ Status ParseEngineProfile(std::string_view json_text, const std::string& origin,
       continue;
     }
     if (!terms.Has(term)) return terms.Error(term, "missing required key (a list of values with their sources)");
-    const json& list = terms.object()[term];
-    if (!list.is_array() || list.empty()) return terms.Error(term, "expected a non-empty array of entries");
-    std::vector<EngineTermEntry>& entries = e.terms[term];
-    for (size_t i = 0; i < list.size(); ++i) {
-      const std::string where = terms.Path(term) + "[" + std::to_string(i) + "]";
-      if (!list[i].is_object()) return Status::Invalid(origin + ": " + where + ": expected an object");
-      EngineTermEntry entry;
-      FLEETSIM_RETURN_IF_ERROR(ReadTermEntry(ObjectReader(list[i], origin, where + "."), /*us_term=*/true, &entry));
-      entries.push_back(std::move(entry));
-    }
+    FLEETSIM_RETURN_IF_ERROR(ReadTermList(terms, origin, term, /*kernel=*/nullptr, &e.terms[term]));
   }
   *out = std::move(e);
   return Status::Ok();

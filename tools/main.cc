@@ -2160,7 +2160,7 @@ int main(int argc, char** argv) {
                   "(the kernel terms, eager launch and custom all-reduce latency)")
       ->check(CLI::IsMember({"all", "cpu", "gpu"}));
   bool fit_quiet = false;
-  fit->add_flag("--quiet", fit_quiet, "print nothing but errors");
+  fit->add_flag("--quiet", fit_quiet, "print nothing but errors and warnings");
 
   try {
     app.parse(argc, argv);

@@ -137,6 +137,16 @@ TEST(EngineProfile, MalformedFilesNameTheJsonPath) {
             "e.json: terms.seq_cpu_us: missing required key (a list of values with their sources)");
   EXPECT_EQ(ParseError(Replace(kProfile, R"("gpu": "H100-SXM", "tp": 4)", R"("gpu": "H100-SXM", "tp": 0)")),
             "e.json: terms.step_cpu_us[2].tp: expected a positive integer");
+  // An optional kernel term: its entries read as the engine terms' do, each
+  // value within the term's physical range.
+  const auto with_kernel = [](const std::string& entries) {
+    return Replace(kProfile, R"("seq_cpu_us": [)", R"("gemm_compute_efficiency": )" + entries + R"(, "seq_cpu_us": [)");
+  };
+  EXPECT_EQ(ParseError(with_kernel(R"([{"value": 5, "source": "s", "date": "d", "estimate": true}])")),
+            "e.json: terms.gemm_compute_efficiency[0].value: expected 0.2 to 1 (fraction of dense peak)");
+  EXPECT_EQ(ParseError(with_kernel("[]")),
+            "e.json: terms.gemm_compute_efficiency: expected a non-empty array of entries");
+  EXPECT_EQ(ParseError(with_kernel("[3]")), "e.json: terms.gemm_compute_efficiency[0]: expected an object");
 }
 
 TEST(EngineProfile, BundledProfilesParseAndSayWhatIsEstimated) {
