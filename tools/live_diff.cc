@@ -166,6 +166,11 @@ Status DiffLiveRun(const Summary& sim, const Summary& live, const std::string& s
     w.Key("kernel_time_scale").Double(as_run->scale);
     w.Key("note").String("the simulation again, its profile's kernel times multiplied by kernel_time_scale (the "
                          "live run's measured over predicted, live.json): the error left is the rest of the model's");
+    // Counts that turn on timing (how many requests a failed replica was
+    // streaming) compare with these: the simulation at the speed the
+    // kernels ran.
+    w.Key("requests");
+    counts(*as_run->sim);
     as_run_md = report::Format(
         "\n## With the kernels at the speed they ran\n\nThe kernels ran at %.3f× the profile's figures for the same "
         "batches (live.json); simulated again with them so priced, the error left is the rest of the model's "
