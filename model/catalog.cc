@@ -395,7 +395,7 @@ Status ParseEngineProfile(std::string_view json_text, const std::string& origin,
   FLEETSIM_RETURN_IF_ERROR(ParseDocument(json_text, origin, &doc));
   ObjectReader r(doc, origin, "");
   FLEETSIM_RETURN_IF_ERROR(
-      r.CheckKeys({"format", "version", "name", "engine", "description", "cuda_graphs", "all_reduce", "terms"}));
+      r.CheckKeys({"format", "version", "name", "engine", "description", "cuda_graphs", "all_reduce", "async_scheduling", "terms"}));
   FLEETSIM_RETURN_IF_ERROR(r.FormatAndVersion("fleetsim-engine-profile", 1));
   EngineProfile e;
   e.origin = origin;
@@ -436,6 +436,15 @@ Status ParseEngineProfile(std::string_view json_text, const std::string& origin,
       {{"nccl_ring", AllReduceAlgorithm::kNcclRing}, {"vllm_custom", AllReduceAlgorithm::kVllmCustom}},
       &e.all_reduce));
   FLEETSIM_RETURN_IF_ERROR(ar.String("source", &e.all_reduce_source));
+
+  // Optional: a profile that does not say schedules between steps.
+  if (r.Has("async_scheduling")) {
+    ObjectReader as;
+    FLEETSIM_RETURN_IF_ERROR(r.Object("async_scheduling", &as));
+    FLEETSIM_RETURN_IF_ERROR(as.CheckKeys({"enabled", "source"}));
+    FLEETSIM_RETURN_IF_ERROR(as.Bool("enabled", &e.async_scheduling));
+    FLEETSIM_RETURN_IF_ERROR(as.String("source", &e.async_scheduling_source));
+  }
 
   ObjectReader terms;
   FLEETSIM_RETURN_IF_ERROR(r.Object("terms", &terms));
@@ -493,6 +502,10 @@ Status WriteEngineProfileJson(const EngineProfile& e, std::string* out) {
   graphs["source"] = e.cuda_graphs_source;
   top["all_reduce"]["algorithm"] = e.all_reduce == AllReduceAlgorithm::kVllmCustom ? "vllm_custom" : "nccl_ring";
   top["all_reduce"]["source"] = e.all_reduce_source;
+  if (e.async_scheduling || !e.async_scheduling_source.empty()) {
+    top["async_scheduling"]["enabled"] = e.async_scheduling;
+    top["async_scheduling"]["source"] = e.async_scheduling_source;
+  }
   auto& terms = top["terms"];
   std::vector<std::pair<std::string, std::pair<double, double>>> order;
   for (const char* term : kEngineTerms) order.push_back({term, {0.0, kMaxEngineTermUs}});

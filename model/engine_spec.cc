@@ -118,6 +118,7 @@ Status ResolveEngine(const EngineProfile& profile, const std::string& gpu, const
   s.cuda_graphs = profile.cuda_graphs;
   s.cuda_graph_sizes = profile.cuda_graph_sizes;
   s.all_reduce = profile.all_reduce;
+  s.async_scheduling = profile.async_scheduling;
   for (const char* term : kEngineTerms) {
     auto it = profile.terms.find(term);
     if (it == profile.terms.end())

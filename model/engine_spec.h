@@ -128,6 +128,10 @@ struct EngineProfile {
   std::string cuda_graphs_source;
   AllReduceAlgorithm all_reduce = AllReduceAlgorithm::kNcclRing;
   std::string all_reduce_source;
+  // The engine schedules step N+1 on the CPU while step N runs on the GPU
+  // (vLLM's async scheduling): a step costs the longer of the two.
+  bool async_scheduling = false;
+  std::string async_scheduling_source;  // empty when the profile does not say
 };
 
 // An engine's terms resolved for one pool (GPU, model, tp).
@@ -142,6 +146,7 @@ struct EngineSpec {
   CudaGraphMode cuda_graphs = CudaGraphMode::kNone;
   std::vector<int> cuda_graph_sizes;
   AllReduceAlgorithm all_reduce = AllReduceAlgorithm::kNcclRing;
+  bool async_scheduling = false;  // the profile's, or the pool's async_scheduling
   double custom_all_reduce_latency_us = 0;
   double server_request_us = 0;
   double server_prompt_token_us = 0;

@@ -129,6 +129,7 @@ class RooflinePerfModel final : public PerfModel {
   int64_t IterationNs(const BatchShape& shape) const override;
   IterationParts Parts(const BatchShape& shape) const override;
   IterationSplit Split(const BatchShape& shape) const override;
+  const EngineSpec& engine() const { return engine_; }
   std::vector<std::pair<std::string, std::string>> Sources() const override;
 
   // Time of one operator kind for `shape`, in ns, summed over all layers
@@ -159,10 +160,16 @@ class RooflinePerfModel final : public PerfModel {
     // Kernel launches on the critical path; each adds launch_overhead_us,
     // already included in the times above.
     int64_t kernel_launches = 0;
-    double total_ns() const {
+    // Of cpu_overhead_ns, what runs under the GPU's work when the engine
+    // schedules asynchronously (EngineSpec::async_scheduling): the step
+    // costs max(GPU, CPU), so min(GPU, CPU) is hidden. 0 otherwise.
+    double cpu_hidden_ns = 0;
+    // Everything in sequence, the CPU's time included in full.
+    double serial_ns() const {
       return gemm_ns + attention_prefill_ns + attention_decode_ns + elementwise_ns +
              all_reduce_ns + cpu_overhead_ns + swap_ns + launch_stall_ns;
     }
+    double total_ns() const { return serial_ns() - cpu_hidden_ns; }
   };
   Breakdown Explain(const BatchShape& shape) const;
 
@@ -248,5 +255,10 @@ class RooflinePerfModel final : public PerfModel {
 // the CPU and head parts as `b` prices them, the rest less the pipeline
 // sends in the layers.
 IterationSplit SplitOf(const RooflinePerfModel::Breakdown& b, double total_ns);
+
+// What an engine that schedules asynchronously hides of a step's CPU time
+// `cpu_ns` under the rest, `serial_ns` less it: the smaller of the two
+// (the step costs the larger). 0 when it does not.
+double HiddenCpuNs(bool async_scheduling, double serial_ns, double cpu_ns);
 
 }  // namespace fleetsim

@@ -1301,6 +1301,7 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
   struct PoolOf {
     std::string engine, gpu, model;
     int tp = 0;
+    bool async_scheduling = false;
   };
   std::vector<PoolOf> pools;
   std::unique_ptr<ScenarioRun> first_own;  // the first run's, when it has its own scenario
@@ -1314,7 +1315,13 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
       built = own.get();
     }
     const PoolPlan& pp = built->pools()[0];
-    pools.push_back({pp.engine.name, pp.gpu->name, pp.model->name, pp.shard.tp});
+    pools.push_back({pp.engine.name, pp.gpu->name, pp.model->name, pp.shard.tp, pp.engine.async_scheduling});
+    if (pools.back().async_scheduling != pools.front().async_scheduling)
+      return Fail(Status::Invalid((r.origin.empty() ? r.name : r.origin) + ": runs with async scheduling " +
+                                  (pools.back().async_scheduling ? "on" : "off") + " and " +
+                                  (pools.front().async_scheduling ? "on" : "off") +
+                                  " cannot be fitted together (the CPU terms mean different things): fit them apart "
+                                  "(--split, or one set per setting)"));
     if (pools.back().engine != pools.front().engine)
       return Fail(Status::Invalid((r.origin.empty() ? r.name : r.origin) + ": runs with engine profile \"" +
                                   pools.back().engine + "\" and \"" + pools.front().engine + "\" (" +
@@ -1348,6 +1355,12 @@ int CmdFit(const std::vector<std::string>& files, const std::string& scenario_pa
   s = LoadPoolEngineProfile(first.pools[0], *pool.scheduler, catalog, &profile);
   if (!s.ok()) return Fail(s.WithPrefix(first.file + ": "));
   if (!name.empty()) profile.name = name;
+  // The fitted CPU terms are what they are under the runs' scheduling.
+  if (profile.async_scheduling != shared.async_scheduling) {
+    profile.async_scheduling = shared.async_scheduling;
+    profile.async_scheduling_source = std::string("as the fitted runs' pools ran (async_scheduling ") +
+                                      (shared.async_scheduling ? "true" : "false") + ")";
+  }
   std::string used;
   for (const ReplayRun& r : runs) used += (used.empty() ? "" : ", ") + std::filesystem::path(r.name).filename().string();
   // The run names of a large set would make an unreadable source.

@@ -684,6 +684,7 @@ std::string SummaryToJson(const Summary& s) {
     w.Key("gpus").Int(static_cast<int64_t>(p.replicas) * p.gpus_per_replica);
     w.Key("scheduler").String(p.scheduler);
     w.Key("engine").String(p.engine);
+    w.Key("async_scheduling").Bool(p.async_scheduling);
     OptionalDouble(w, "usd_per_gpu_hour", p.usd_per_gpu_hour);
     w.EndObject();
   }

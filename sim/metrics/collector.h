@@ -76,6 +76,7 @@ struct RunFacts {
   struct Pool {
     std::string name;
     std::string model, gpu, scheduler, engine;
+    bool async_scheduling = false;  // the engine overlaps scheduling with the GPU's step
     int tp = 1, pp = 1;
     int ep = 1, dp = 1;  // written when above 1
     std::string speculative;  // the proposer ("Llama-3.1-8B", "eagle"); empty: none

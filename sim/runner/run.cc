@@ -274,6 +274,7 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
                                .WithPrefix(p.path + ".engine: "));
   plan->engine_name = profile.name;
   if (p.engine_terms) plan->engine = *p.engine_terms;
+  if (p.async_scheduling) plan->engine.async_scheduling = *p.async_scheduling;
   const ModelSpec& m = *plan->model;
   if (m.heads % p.tp != 0)
     return Status::Infeasible(p.path + ".tp: " + std::to_string(p.tp) + " does not divide the " +
@@ -1644,6 +1645,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     fp.gpu = p.gpu->name;
     fp.scheduler = p.spec->scheduler;
     fp.engine = p.engine_name;
+    fp.async_scheduling = p.engine.async_scheduling;
     fp.tp = p.shard.tp;
     fp.pp = p.shard.pp;
     fp.ep = p.shard.ep;

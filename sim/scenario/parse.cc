@@ -58,7 +58,7 @@ const KeyTable kTables[] = {
     {"fleet.rolling_restarts[]", {"pool", "at_s", "batch", "drain_timeout_s"}},
     {"failures[]", {"model", "mtbf_hours", "mttr_s", "at_s", "node", "replica", "rack", "zone", "kind"}},
     {"fleet.pools[]",
-     {"name", "model", "gpu", "replicas", "tp", "pp", "ep", "dp_attention", "expert_load_skew", "layer_split", "role", "engine", "scheduler", "scheduler_options", "preemption",
+     {"name", "model", "gpu", "replicas", "tp", "pp", "ep", "dp_attention", "expert_load_skew", "layer_split", "role", "engine", "async_scheduling", "scheduler", "scheduler_options", "preemption",
       "swap_space_gib", "max_model_len", "prefix_caching", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
       "block_size", "kv_cache_dtype", "pricing_class", "usd_per_gpu_hour", "over_max_model_len", "spares", "zone",
       "autoscaler", "warm_start_s", "warm_cost_fraction", "spot", "region", "speculative"}},
@@ -861,6 +861,7 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
     // A bundled engine profile's name, or a user's file (a path, relative
     // to the scenario).
     if (EngineIsFile(p.engine)) p.engine = ResolvePath(base_dir, p.engine);
+    o.OptBool("async_scheduling", &p.async_scheduling);
     o.String("scheduler", &p.scheduler);
     if (o.Has("scheduler_options")) {
       // Types and ranges from kBounds; which scheduler takes which option

@@ -74,6 +74,9 @@ struct PoolSpec {
   // Set by a program, never by a scenario file (`fleetsim fit`): the
   // engine's terms as given, instead of the profile's resolved ones.
   std::optional<EngineSpec> engine_terms;
+  // Whether the engine overlaps scheduling with the step on the GPU (vLLM's
+  // --async-scheduling). Unset: the engine profile's.
+  std::optional<bool> async_scheduling;
   std::string scheduler = "vllm";  // batch scheduler (registry)
   // Scheduler-specific options, checked by the scheduler's factory.
   std::map<std::string, double, std::less<>> scheduler_options;

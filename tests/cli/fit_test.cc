@@ -66,7 +66,7 @@ TEST(CliFit, FitsTheTermsOfASlowerServerAndPredictsARunLeftOut) {
   dir.Write("slow.json", profile.dump());
   const json scenario = json::parse(R"({
     "name": "fit-cli", "seed": 3, "model": "Llama-3.1-8B",
-    "fleet": { "pools": [ { "name": "p", "gpu": "H100-SXM", "replicas": 1, "tp": 1 } ] },
+    "fleet": { "pools": [ { "name": "p", "gpu": "H100-SXM", "replicas": 1, "tp": 1, "async_scheduling": false } ] },
     "traffic": { "generator": { "arrival": "poisson", "rate_per_s": 4,
                                 "prompt_tokens": { "dist": "uniform", "min": 100, "max": 2000 },
                                 "output_tokens": { "dist": "uniform", "min": 20, "max": 300 } },

@@ -301,6 +301,31 @@ TEST(RunOutputs, EngineProfilesFromTheCatalogueOrAFile) {
   EXPECT_EQ(ReadJson(dir.File("cmp/sglang/summary.json"))["fleet"]["pools"][0]["engine"], "sglang");
   EXPECT_EQ(ReadJson(dir.File("cmp/vllm/summary.json"))["fleet"]["pools"][0]["engine"], "vllm");
   EXPECT_EQ(ReadJson(dir.File("cmp/vllm_v0/summary.json"))["fleet"]["pools"][0]["engine"], "vllm_v0");
+  // vLLM V1 and SGLang overlap scheduling with the GPU's step; V0 does not.
+  EXPECT_EQ(ReadJson(dir.File("cmp/vllm/summary.json"))["fleet"]["pools"][0]["async_scheduling"], true);
+  EXPECT_EQ(ReadJson(dir.File("cmp/sglang/summary.json"))["fleet"]["pools"][0]["async_scheduling"], true);
+  EXPECT_EQ(ReadJson(dir.File("cmp/vllm_v0/summary.json"))["fleet"]["pools"][0]["async_scheduling"], false);
+}
+
+// A pool may say whether its engine schedules asynchronously (vLLM's
+// --async-scheduling, on by default since late 2025): off, a step pays its
+// CPU time after the GPU's, and decoding is slower.
+TEST(RunOutputs, APoolSaysWhetherItsEngineSchedulesAsynchronously) {
+  ScratchDir dir;
+  json j = json::parse(kScenario);
+  const std::string on = dir.Write("on.json", j.dump());
+  j["fleet"]["pools"][0]["async_scheduling"] = false;
+  const std::string off = dir.Write("off.json", j.dump());
+  ASSERT_EQ(RunFleetsim("run " + ShellQuote(on) + " --out " + ShellQuote(dir.File("on")) + " --quiet").exit_code, 0);
+  ASSERT_EQ(RunFleetsim("run " + ShellQuote(off) + " --out " + ShellQuote(dir.File("off")) + " --quiet").exit_code, 0);
+  const json a = ReadJson(dir.File("on/summary.json")), b = ReadJson(dir.File("off/summary.json"));
+  EXPECT_EQ(a["fleet"]["pools"][0]["async_scheduling"], true);
+  EXPECT_EQ(b["fleet"]["pools"][0]["async_scheduling"], false);
+  EXPECT_LT(a["latency_ms"]["tpot"]["p50"].get<double>(), b["latency_ms"]["tpot"]["p50"].get<double>());
+  j["fleet"]["pools"][0]["async_scheduling"] = "yes";
+  const CommandResult r = RunFleetsim("validate " + ShellQuote(dir.Write("bad.json", j.dump())));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("fleet.pools[0].async_scheduling"), std::string::npos) << r.output;
 }
 
 TEST(RunOutputs, ValidatePrintsTheBudgetTheSchedulerApplies) {

@@ -29,6 +29,10 @@ ScenarioSpec Base() {
   p.name = "p";
   p.model = s.model;
   p.gpu = "H100-SXM";
+  // An engine that schedules between steps: every step shows its CPU time
+  // (with async scheduling the GPU's longer steps hide it, and no run
+  // determines the CPU terms).
+  p.async_scheduling = false;
   s.pools.push_back(p);
   return s;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -300,6 +301,65 @@ TEST(EngineProfile, AProfileWithoutTheTensorParallelStepReadsItAsZero) {
   EXPECT_EQ(two.tp_step_cpu_us, 0);
   EXPECT_EQ(Level(two, "tp_step_cpu_us").substr(0, 9), "estimate ");
   EXPECT_NE(Level(two, "tp_step_cpu_us").find("written before fleetsim had tp_step_cpu_us"), std::string::npos);
+}
+
+// Async scheduling (vLLM V1's default, SGLang's overlap scheduler): the CPU
+// prepares step N+1 while step N runs, so a step costs the longer of its
+// GPU and CPU time. A profile without the key schedules between steps; one
+// with it must say where that comes from.
+TEST(EngineProfile, AsyncSchedulingHidesTheCpuUnderTheGpu) {
+  const std::string with = Replace(kProfile, R"("all_reduce": {"algorithm": "vllm_custom", "source": "s"},)",
+                                   R"("all_reduce": {"algorithm": "vllm_custom", "source": "s"},
+  "async_scheduling": {"enabled": true, "source": "overlap"},)");
+  const EngineProfile serial_p = Parse(kProfile), async_p = Parse(with);
+  EXPECT_FALSE(serial_p.async_scheduling);
+  EXPECT_TRUE(async_p.async_scheduling);
+  EXPECT_EQ(async_p.async_scheduling_source, "overlap");
+  EXPECT_EQ(ParseError(Replace(with, R"("enabled": true)", R"("enabled": 1)")),
+            "e.json: async_scheduling.enabled: expected true or false");
+  EXPECT_EQ(ParseError(Replace(with, R"(, "source": "overlap")", "")).substr(0, 40),
+            "e.json: async_scheduling.source: missing");
+  EXPECT_EQ(ParseError(Replace(with, R"("enabled": true)", R"("enabled": true, "depth": 2)")).substr(0, 43),
+            "e.json: async_scheduling.depth: unknown key");
+  std::string text;
+  ASSERT_TRUE(WriteEngineProfileJson(async_p, &text).ok());
+  EXPECT_TRUE(Parse(text).async_scheduling);
+
+  const ModelSpec m = BuiltinModel("Llama-3.1-8B");
+  const GpuSpec g = BuiltinGpu("H100-SXM");
+  EngineSpec serial_e, async_e;
+  ASSERT_TRUE(ResolveEngine(serial_p, "H100-SXM", "Llama-3.1-8B", 1, &serial_e).ok());
+  ASSERT_TRUE(ResolveEngine(async_p, "H100-SXM", "Llama-3.1-8B", 1, &async_e).ok());
+  EXPECT_TRUE(async_e.async_scheduling);
+  RooflinePerfModel serial(m, g, Tp(1), serial_e), overlapped(m, g, Tp(1), async_e);
+  // Each of these steps reads 16 GB of weights (~5 ms on an H100), longer
+  // than its 0.2-0.7 ms of CPU: all of the CPU is hidden.
+  for (const BatchShape& shape : {Decode(4, 100), Decode(64, 2000), Prefill(1000)}) {
+    const auto s = serial.Explain(shape), a = overlapped.Explain(shape);
+    EXPECT_EQ(s.cpu_hidden_ns, 0);
+    EXPECT_DOUBLE_EQ(a.cpu_overhead_ns, s.cpu_overhead_ns);
+    const double gpu = s.serial_ns() - s.cpu_overhead_ns;
+    ASSERT_GT(gpu, s.cpu_overhead_ns);
+    EXPECT_DOUBLE_EQ(a.cpu_hidden_ns, s.cpu_overhead_ns);
+    EXPECT_NEAR(a.total_ns(), gpu, 1e-6);
+    EXPECT_EQ(overlapped.IterationNs(shape), std::llround(gpu));
+    // The parts sum to the step; a pipeline's split keeps the CPU in full
+    // (its executor runs the CPU ahead of the stages itself).
+    const IterationParts p = overlapped.Parts(shape);
+    EXPECT_NEAR(p.gemm + p.attention_prefill + p.attention_decode + p.elementwise + p.other, a.total_ns(), 1e-3);
+    EXPECT_EQ(overlapped.Split(shape).cpu_ns, serial.Split(shape).cpu_ns);
+    EXPECT_EQ(overlapped.Split(shape).layers_ns, serial.Split(shape).layers_ns);
+  }
+  // When the CPU takes longer (a tiny model's step), the step costs the CPU.
+  EngineSpec slow = async_e;
+  slow.cpu_overhead_fixed_us = 50000;
+  RooflinePerfModel cpu_bound(m, g, Tp(1), slow);
+  const auto c = cpu_bound.Explain(Decode(1, 10));
+  EXPECT_NEAR(c.total_ns(), c.cpu_overhead_ns, 1e-6);
+  // The bundled engines: vLLM V1 and SGLang overlap, vLLM V0 does not.
+  EXPECT_TRUE(BuiltinEngine("vllm", "H100-SXM", "Llama-3.1-8B", 1).async_scheduling);
+  EXPECT_TRUE(BuiltinEngine("sglang", "H100-SXM", "Llama-3.1-8B", 1).async_scheduling);
+  EXPECT_FALSE(BuiltinEngine("vllm_v0", "H100-SXM", "Llama-3.1-8B", 1).async_scheduling);
 }
 
 // vllm_v0 is the vllm_v0 scheduler's engine: decode-only graphs up to 256
