@@ -441,8 +441,12 @@ Status ParseEngineProfile(std::string_view json_text, const std::string& origin,
   if (r.Has("async_scheduling")) {
     ObjectReader as;
     FLEETSIM_RETURN_IF_ERROR(r.Object("async_scheduling", &as));
-    FLEETSIM_RETURN_IF_ERROR(as.CheckKeys({"enabled", "source"}));
+    FLEETSIM_RETURN_IF_ERROR(as.CheckKeys({"enabled", "new_requests", "source"}));
     FLEETSIM_RETURN_IF_ERROR(as.Bool("enabled", &e.async_scheduling));
+    // Required when enabled: when a request that comes during a step runs.
+    if (e.async_scheduling || as.Has("new_requests"))
+      FLEETSIM_RETURN_IF_ERROR(
+          ReadChoice(as, "new_requests", {{"next_step", false}, {"step_after_next", true}}, &e.admit_after_next_step));
     FLEETSIM_RETURN_IF_ERROR(as.String("source", &e.async_scheduling_source));
   }
 
@@ -504,6 +508,7 @@ Status WriteEngineProfileJson(const EngineProfile& e, std::string* out) {
   top["all_reduce"]["source"] = e.all_reduce_source;
   if (e.async_scheduling || !e.async_scheduling_source.empty()) {
     top["async_scheduling"]["enabled"] = e.async_scheduling;
+    top["async_scheduling"]["new_requests"] = e.admit_after_next_step ? "step_after_next" : "next_step";
     top["async_scheduling"]["source"] = e.async_scheduling_source;
   }
   auto& terms = top["terms"];

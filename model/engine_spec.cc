@@ -51,7 +51,8 @@ std::string EngineSpec::WeakestLevel(std::initializer_list<std::string_view> ter
   for (const TermSource& s : sources) {
     if (terms.size() > 0 && std::find(terms.begin(), terms.end(), s.term) == terms.end()) continue;
     if (s.level == "estimate") return "estimate";
-    if (s.level == "same_gpu") weakest = "same_gpu";
+    if (s.level == "any_gpu") weakest = "any_gpu";
+    if (s.level == "same_gpu" && weakest == "exact") weakest = "same_gpu";
   }
   return weakest;
 }
@@ -80,13 +81,14 @@ const EngineTermEntry* PickEntry(const std::vector<EngineTermEntry>& entries, co
     }
     if (best) *level = "same_gpu";
   }
-  // 3. estimate: a generic entry.
+  // 3. any_gpu: a generic entry, measured where the GPU does not matter
+  // (the host's work: tokenising, the API server), else an estimate.
   if (!best) {
     for (const EngineTermEntry& e : entries) {
       if (!e.gpu.empty() || !Applies(e, gpu, model, tp)) continue;
       if (!best || Specificity(e) > Specificity(*best)) best = &e;
     }
-    if (best) *level = "estimate";
+    if (best) *level = "any_gpu";
   }
   if (best && best->estimate) *level = "estimate";
   return best;
@@ -119,6 +121,7 @@ Status ResolveEngine(const EngineProfile& profile, const std::string& gpu, const
   s.cuda_graph_sizes = profile.cuda_graph_sizes;
   s.all_reduce = profile.all_reduce;
   s.async_scheduling = profile.async_scheduling;
+  s.admit_after_next_step = profile.admit_after_next_step;
   for (const char* term : kEngineTerms) {
     auto it = profile.terms.find(term);
     if (it == profile.terms.end())

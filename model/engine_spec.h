@@ -12,8 +12,10 @@
 //                are the pool's (the most specific such entry wins);
 //   2. same_gpu  an entry measured on this GPU for another model or tp (the
 //                nearest tp, then the same model, wins);
-//   3. estimate  an entry that names no GPU: a generic figure.
-// An entry marked "estimate": true is an estimate whatever it names. A term
+//   3. any_gpu   an entry that names no GPU: a generic figure, measured
+//                where the GPU does not matter (the host's tokeniser, the
+//                API server);
+//   4. estimate  an entry marked "estimate": true, whatever it names. A term
 // with no entry that applies is an error naming the term and the GPU.
 #pragma once
 
@@ -131,6 +133,11 @@ struct EngineProfile {
   // The engine schedules step N+1 on the CPU while step N runs on the GPU
   // (vLLM's async scheduling): a step costs the longer of the two.
   bool async_scheduling = false;
+  // With it: a request that reaches the engine while a step runs joins the
+  // step after the next (the next was built when the running one began:
+  // SGLang's overlap scheduler), rather than the next (vLLM V1's, as its
+  // published TTFTs show). JSON: async_scheduling.new_requests.
+  bool admit_after_next_step = false;
   std::string async_scheduling_source;  // empty when the profile does not say
 };
 
@@ -147,6 +154,7 @@ struct EngineSpec {
   std::vector<int> cuda_graph_sizes;
   AllReduceAlgorithm all_reduce = AllReduceAlgorithm::kNcclRing;
   bool async_scheduling = false;  // the profile's, or the pool's async_scheduling
+  bool admit_after_next_step = false;  // the profile's (applies with async_scheduling)
   double custom_all_reduce_latency_us = 0;
   double server_request_us = 0;
   double server_prompt_token_us = 0;
@@ -158,7 +166,7 @@ struct EngineSpec {
   // Where each term came from.
   struct TermSource {
     std::string term;
-    std::string level;  // "exact", "same_gpu", "estimate"; "unused" for a term the pool never
+    std::string level;  // "exact", "same_gpu", "any_gpu", "estimate"; "unused" for a term the pool never
                         // applies (tp_step_cpu_us at tp 1; the custom all-reduce at tp 1 or
                         // under nccl_ring). Kernel terms are listed only where the profile
                         // gives one.

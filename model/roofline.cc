@@ -557,6 +557,7 @@ std::vector<std::pair<std::string, std::string>> RooflinePerfModel::Sources() co
       for (const EngineSpec::TermSource& s : engine_.sources) {
         if (std::find(terms.begin(), terms.end(), s.term) == terms.end()) continue;
         if (s.level == "estimate") level = "estimate";
+        if (s.level == "any_gpu" && level != "estimate") level = "any_gpu";
         if (s.level == "same_gpu" && level == "exact") level = "same_gpu";
       }
       out.emplace_back(kind, "roofline+" + engine + level);

@@ -126,6 +126,31 @@ void Replica::Enqueue(Request req) {
     return;
   }
   if (span_.active) CutSpan();
+  // The next step was built when the running one started: this request
+  // waits for the one after it (released by MaybeStep).
+  if (options_.admit_after_next_step && in_flight_ > 0 && executor_->max_in_flight() == 1) {
+    deferred_.emplace_back(now, std::move(req));
+    return;
+  }
+  Admit(std::move(req));
+}
+
+void Replica::ReleaseDeferred(bool all) {
+  while (!deferred_.empty() && (all || deferred_.front().first <= last_launch_)) {
+    Request req = std::move(deferred_.front().second);
+    deferred_.pop_front();
+    const SimTime now = sim_.now();
+    if (req.queue_deadline != kTimeNever && now >= req.queue_deadline) {
+      observer_.OnFinished(UnservedRecord(req, options_.index, now, RequestStatus::kRejected, "queue_timeout"));
+      if (req.attempt > 0 && options_.on_retried_end) options_.on_retried_end();
+      continue;
+    }
+    Admit(std::move(req));
+  }
+}
+
+void Replica::Admit(Request req) {
+  const SimTime now = sim_.now();
   if (options_.speculation && req.output_tokens > 1) {
     const SpeculativePlan plan = PlanSpeculation(*options_.speculation, req.id, req.output_tokens - 1);
     req.spec_output = req.output_tokens;
@@ -197,6 +222,8 @@ void Replica::MaybeStep() {
   // built: with pp > 1 the engine schedules ahead while earlier batches are
   // still in the pipeline (vLLM's batch queue).
   const int groups = state_.decode_groups();
+  // What came while an earlier step ran joins now (admit_after_next_step).
+  if (!deferred_.empty()) ReleaseDeferred(/*all=*/in_flight_ == 0 && state_.num_live() == 0);
   while (in_flight_ < executor_->max_in_flight() && state_.num_live() > 0) {
     bool launched = false;
     for (int g = 0; g < groups && !launched; ++g) {
@@ -207,9 +234,15 @@ void Replica::MaybeStep() {
       batch.start = sim_.now();
       state_.SelectGroup(g);
       scheduler_->Schedule(state_, sim_.now(), &batch);
+      if (batch.empty() && !deferred_.empty() && in_flight_ == 0) {
+        // Nothing else to run: the engine, idle, takes them at once.
+        ReleaseDeferred(/*all=*/true);
+        scheduler_->Schedule(state_, sim_.now(), &batch);
+      }
       if (batch.empty()) continue;  // waits for memory, a new request or a batch in flight
       batch.id = next_batch_id_++;
       ++in_flight_;
+      last_launch_ = batch.start;
       state_.Launched(batch);
       if (TryStartSpan()) return;
       executor_->Launch(LaunchedBatch{batch.id, batch.shape, BatchSequences(state_, batch)});
@@ -229,6 +262,7 @@ SimTime Replica::OldestInFlightStart() const {
 bool Replica::TryStartSpan() {
   Batch& batch_ = batches_[0];
   if (!options_.decode_spans || options_.speculation || !executor_->spans() || !batch_.decodes || !batch_.chunks.empty() ||
+      !deferred_.empty() ||
       batch_.shape.swap_in_tokens + batch_.shape.swap_out_tokens > 0 || !state_.waiting().empty() ||
       !state_.prefilling().empty() || !state_.swapped().empty() || observer_.WantsIterations())
     return false;
@@ -327,6 +361,7 @@ void Replica::CutSpan() {
   // The iteration in flight completes as an ordinary batch; the request
   // waits for the step after it.
   Batch& batch_ = batches_[0];
+  last_launch_ = batch_.start;  // the in-flight iteration's
   const int64_t kv_tokens = state_.DecodeKvTokensAhead(0);
   batch_.shape.decode_kv_tokens = kv_tokens;
   executor_->Resume(batch_.id, span_.ends.empty() ? batch_.start + step_times_->StepNs(span_.seqs, kv_tokens)
@@ -374,6 +409,7 @@ ReplicaMetrics Replica::Metrics() const {
   m.kv_blocks = state_.kv().total_blocks();
   int64_t queued = 0;
   for (const auto& [slot, req] : in_server_) queued += req.prompt_tokens;
+  for (const auto& [at, req] : deferred_) queued += req.prompt_tokens;
   for (int g = 0; g < state_.decode_groups(); ++g) {
     for (SeqId id : state_.waiting_in(g)) queued += state_.seq(id).req.prompt_tokens;
     for (SeqId id : state_.prefilling_in(g)) {
@@ -408,6 +444,9 @@ void Replica::ReportUnfinished(SimTime end, std::string_view reason) {
   for (const auto& [slot, req] : in_server_)
     observer_.OnFinished(UnservedRecord(req, options_.index, end, RequestStatus::kUnfinished, reason));
   in_server_.clear();
+  for (const auto& [at, req] : deferred_)
+    observer_.OnFinished(UnservedRecord(req, options_.index, end, RequestStatus::kUnfinished, reason));
+  deferred_.clear();
   state_.ForEachLive([&](const Seq& s) {
     RequestRecord r = RecordOf(s, RequestStatus::kUnfinished);
     r.finish = end;
@@ -429,6 +468,9 @@ void Replica::Evict(std::vector<Evicted>* out) {
   for (auto& [slot, req] : in_server_)
     held.push_back({req, UnservedRecord(req, options_.index, now, RequestStatus::kFailed, "")});
   in_server_.clear();
+  for (auto& [at, req] : deferred_)
+    held.push_back({req, UnservedRecord(req, options_.index, now, RequestStatus::kFailed, "")});
+  deferred_.clear();
   state_.ForEachLive([&](const Seq& s) {
     RequestRecord r = RecordOf(s, RequestStatus::kFailed);
     r.finish = now;

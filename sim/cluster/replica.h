@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -89,6 +90,12 @@ struct ReplicaOptions {
   SimTime server_request = 0;
   double server_prompt_token_ns = 0;
   SimTime server_output_token = 0;
+  // The engine builds step N+1 while step N runs and takes new requests
+  // into the step after that (EngineSpec::admit_after_next_step, SGLang's
+  // overlap scheduler): a request that reaches the engine while a step
+  // runs waits for the step after the next; one reaching an idle engine
+  // starts at once. Applies to one batch in flight (pp = 1).
+  bool admit_after_next_step = false;
   // Busy time (busy_time()) is counted from here: the measurement window.
   SimTime busy_from = 0;
   // Called when a retried request (attempt > 0) leaves the replica done
@@ -152,8 +159,12 @@ class Replica {
   }
   // Requests held (in the API server, waiting, running); what
   // least_outstanding compares.
-  int64_t outstanding() const { return state_.num_live() + static_cast<int64_t>(in_server_.size()); }
-  int64_t waiting() const { return state_.num_waiting(); }
+  int64_t outstanding() const {
+    return state_.num_live() + static_cast<int64_t>(in_server_.size() + deferred_.size());
+  }
+  // Waiting in the engine: its queue, and the requests that wait for the
+  // step after the next (admit_after_next_step).
+  int64_t waiting() const { return state_.num_waiting() + static_cast<int64_t>(deferred_.size()); }
   // Prompt tokens of `req` this replica holds in its prefix cache now (0
   // without prefix caching): what a cache-aware router scores.
   int64_t CachedPrefixTokens(const Request& req) const;
@@ -197,8 +208,15 @@ class Replica {
                                                              const ReplicaOptions& options);
   void MaybeStep();
   // Hands a request that passed the server to the engine's queue (or turns
-  // it away when its queue deadline has passed).
+  // it away when its queue deadline has passed); with admit_after_next_step
+  // and a step running, it waits in deferred_ first.
   void Enqueue(Request req);
+  // The engine's queue takes the request (Enqueue's work after the checks).
+  void Admit(Request req);
+  // The deferred requests that came by the latest batch's start (all of
+  // them when `all`) go to the engine's queue, each turned away there if
+  // its queue deadline has passed.
+  void ReleaseDeferred(bool all);
   // Its place in the waiting queue (ReplicaOptions::queue_order).
   double QueueKey(const Request& req);
   // At a request's queue deadline: dropped ("queue_timeout") if it is still
@@ -257,6 +275,11 @@ class Replica {
   double last_tag_ = 0;
   // Requests in the API server (server_request > 0), by arrival order.
   std::map<uint64_t, Request> in_server_;
+  // admit_after_next_step: requests that reached the engine while a step
+  // ran, with when, in that order; each joins the first batch built after
+  // a batch started at or after it came (ReleaseDeferred).
+  std::deque<std::pair<SimTime, Request>> deferred_;
+  SimTime last_launch_ = -1;  // when the latest batch started
   mutable std::vector<PrefixCache::NodeId> match_scratch_;  // CachedPrefixTokens
   uint64_t next_server_slot_ = 0;
   // Busy time of iterations that ended since the last TakeBusyTime call,

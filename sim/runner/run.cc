@@ -1221,6 +1221,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
       ro.server_request = std::llround(p.engine.server_request_us * 1e3);
       ro.server_prompt_token_ns = p.engine.server_prompt_token_us * 1e3;
       ro.server_output_token = std::llround(p.engine.server_output_token_us * 1e3);
+      ro.admit_after_next_step = p.engine.async_scheduling && p.engine.admit_after_next_step;
       ro.busy_from = mo.warmup;
       ro.decode_step_times = step_times[pi].get();
       if (live) ro.make_executor = [live, idx = ro.index](Executor::Done d) { return live->MakeExecutor(idx, std::move(d)); };

@@ -310,11 +310,16 @@ TEST(EngineProfile, AProfileWithoutTheTensorParallelStepReadsItAsZero) {
 TEST(EngineProfile, AsyncSchedulingHidesTheCpuUnderTheGpu) {
   const std::string with = Replace(kProfile, R"("all_reduce": {"algorithm": "vllm_custom", "source": "s"},)",
                                    R"("all_reduce": {"algorithm": "vllm_custom", "source": "s"},
-  "async_scheduling": {"enabled": true, "source": "overlap"},)");
+  "async_scheduling": {"enabled": true, "new_requests": "step_after_next", "source": "overlap"},)");
   const EngineProfile serial_p = Parse(kProfile), async_p = Parse(with);
   EXPECT_FALSE(serial_p.async_scheduling);
   EXPECT_TRUE(async_p.async_scheduling);
   EXPECT_EQ(async_p.async_scheduling_source, "overlap");
+  EXPECT_TRUE(async_p.admit_after_next_step);
+  EXPECT_EQ(ParseError(Replace(with, R"("new_requests": "step_after_next", )", "")),
+            "e.json: async_scheduling.new_requests: missing required key");
+  EXPECT_EQ(ParseError(Replace(with, R"("step_after_next")", R"("later")")),
+            "e.json: async_scheduling.new_requests: unknown \"later\" (known: next_step, step_after_next)");
   EXPECT_EQ(ParseError(Replace(with, R"("enabled": true)", R"("enabled": 1)")),
             "e.json: async_scheduling.enabled: expected true or false");
   EXPECT_EQ(ParseError(Replace(with, R"(, "source": "overlap")", "")).substr(0, 40),
@@ -324,6 +329,7 @@ TEST(EngineProfile, AsyncSchedulingHidesTheCpuUnderTheGpu) {
   std::string text;
   ASSERT_TRUE(WriteEngineProfileJson(async_p, &text).ok());
   EXPECT_TRUE(Parse(text).async_scheduling);
+  EXPECT_TRUE(Parse(text).admit_after_next_step);
 
   const ModelSpec m = BuiltinModel("Llama-3.1-8B");
   const GpuSpec g = BuiltinGpu("H100-SXM");
@@ -360,6 +366,10 @@ TEST(EngineProfile, AsyncSchedulingHidesTheCpuUnderTheGpu) {
   EXPECT_TRUE(BuiltinEngine("vllm", "H100-SXM", "Llama-3.1-8B", 1).async_scheduling);
   EXPECT_TRUE(BuiltinEngine("sglang", "H100-SXM", "Llama-3.1-8B", 1).async_scheduling);
   EXPECT_FALSE(BuiltinEngine("vllm_v0", "H100-SXM", "Llama-3.1-8B", 1).async_scheduling);
+  // SGLang takes a request that comes during a step into the step after
+  // the next; vLLM V1 into the next.
+  EXPECT_TRUE(BuiltinEngine("sglang", "H100-SXM", "Llama-3.1-8B", 1).admit_after_next_step);
+  EXPECT_FALSE(BuiltinEngine("vllm", "H100-SXM", "Llama-3.1-8B", 1).admit_after_next_step);
 }
 
 // vllm_v0 is the vllm_v0 scheduler's engine: decode-only graphs up to 256

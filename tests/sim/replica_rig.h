@@ -77,6 +77,7 @@ struct Rig {
   std::optional<bool> prefix_caching;
   const PipelinePlan* pipeline = nullptr;  // pp > 1; must outlive the fixture
   std::optional<SpeculationOptions> speculation;
+  bool admit_after_next_step = false;
 };
 
 struct Fixture {
@@ -90,6 +91,7 @@ struct Fixture {
     o.prefix_caching = s.prefix_caching;
     o.pipeline = s.pipeline;
     o.speculation = s.speculation;
+    o.admit_after_next_step = s.admit_after_next_step;
     std::unique_ptr<BatchScheduler> sched;
     const auto* entry = Schedulers().Find(s.scheduler);
     EXPECT_NE(entry, nullptr) << s.scheduler;

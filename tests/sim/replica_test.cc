@@ -44,6 +44,39 @@ TEST(Replica, SingleRequestTimelineMatchesIterationTimes) {
   EXPECT_EQ(f.replica->state().kv().used_blocks(), 0);
 }
 
+// An engine that builds step N+1 while step N runs and takes new requests
+// into the step after that (SGLang's overlap scheduler): a request that
+// comes during a step joins the step after the next; one that comes to an
+// idle engine starts at once, as without it; every request ends.
+TEST(Replica, AdmittingAfterTheNextStepDelaysARequestThatComesDuringAStep) {
+  for (bool after_next : {false, true}) {
+    SCOPED_TRACE(after_next ? "after the next step" : "the next step");
+    Rig rig;
+    rig.limits.max_model_len = 1 << 20;
+    rig.admit_after_next_step = after_next;
+    Fixture f(rig);
+    f.SubmitAt(0, 100, 20, 0);
+    // Step 0 (the prefill of request 0) runs 0 to 1.1 ms: request 1 comes
+    // during it.
+    f.SubmitAt(500 * kMicrosecond, 50, 5, 1);
+    // Long after both ended: an idle engine.
+    f.SubmitAt(100 * kMillisecond, 50, 5, 2);
+    f.RunChecked();
+    ASSERT_EQ(f.rec.finished.size(), 3u);
+    std::map<uint64_t, RequestRecord> by_id;
+    for (const RequestRecord& r : f.rec.finished) by_id[r.id] = r;
+    ASSERT_GE(f.rec.iterations.size(), 3u);
+    const SimTime step1 = f.rec.iterations[1].first, step2 = f.rec.iterations[2].first;
+    EXPECT_EQ(by_id[0].first_scheduled, 0);
+    // Step 1 is built when step 0 ends, or (after_next) was built at 0.
+    EXPECT_EQ(by_id[1].first_scheduled, after_next ? step2 : step1);
+    EXPECT_EQ(f.rec.shapes[1].prefill_tokens, after_next ? 0 : 50);
+    EXPECT_EQ(f.rec.shapes[2].prefill_tokens, after_next ? 50 : 0);
+    EXPECT_EQ(by_id[2].first_scheduled, 100 * kMillisecond);
+    for (const auto& [id, r] : by_id) EXPECT_EQ(r.status, RequestStatus::kCompleted) << id;
+  }
+}
+
 TEST(Replica, LongPromptIsChunkedByTheTokenBudget) {
   SchedulerLimits limits;
   limits.max_num_batched_tokens = 512;
