@@ -46,7 +46,7 @@ std::vector<std::string> EngineSpec::TermsAt(std::string_view level) const {
   return out;
 }
 
-std::string EngineSpec::WeakestLevel(std::initializer_list<std::string_view> terms) const {
+std::string EngineSpec::WeakestLevelOf(std::span<const std::string_view> terms) const {
   std::string weakest = "exact";
   for (const TermSource& s : sources) {
     if (terms.size() > 0 && std::find(terms.begin(), terms.end(), s.term) == terms.end()) continue;

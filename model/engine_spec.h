@@ -24,6 +24,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -187,7 +188,11 @@ struct EngineSpec {
   int GraphSize(int64_t tokens, bool decode_only) const;
   // "exact" when every term is, else the weakest level of any term; of
   // `terms` only, when given.
-  std::string WeakestLevel(std::initializer_list<std::string_view> terms = {}) const;
+  // Levels from strongest: exact, same_gpu, any_gpu, estimate.
+  std::string WeakestLevel(std::initializer_list<std::string_view> terms = {}) const {
+    return WeakestLevelOf(std::span<const std::string_view>(terms.begin(), terms.size()));
+  }
+  std::string WeakestLevelOf(std::span<const std::string_view> terms) const;
   // Terms resolved at `level`, in kEngineTerms order.
   std::vector<std::string> TermsAt(std::string_view level) const;
 };

@@ -552,15 +552,8 @@ std::vector<std::pair<std::string, std::string>> RooflinePerfModel::Sources() co
         out.emplace_back(kind, "roofline");
         continue;
       }
-      // The weakest level of the terms used (WeakestLevel takes a list).
-      std::string level = "exact";
-      for (const EngineSpec::TermSource& s : engine_.sources) {
-        if (std::find(terms.begin(), terms.end(), s.term) == terms.end()) continue;
-        if (s.level == "estimate") level = "estimate";
-        if (s.level == "any_gpu" && level != "estimate") level = "any_gpu";
-        if (s.level == "same_gpu" && level == "exact") level = "same_gpu";
-      }
-      out.emplace_back(kind, "roofline+" + engine + level);
+      // The weakest level of the terms used (terms is not empty).
+      out.emplace_back(kind, "roofline+" + engine + engine_.WeakestLevelOf(terms));
     }
   }
   return out;

@@ -118,13 +118,17 @@ void Replica::Submit(Request req) {
   });
 }
 
+bool Replica::RejectedAtQueueDeadline(const Request& req) {
+  const SimTime now = sim_.now();
+  if (req.queue_deadline == kTimeNever || now < req.queue_deadline) return false;
+  observer_.OnFinished(UnservedRecord(req, options_.index, now, RequestStatus::kRejected, "queue_timeout"));
+  if (req.attempt > 0 && options_.on_retried_end) options_.on_retried_end();
+  return true;
+}
+
 void Replica::Enqueue(Request req) {
   const SimTime now = sim_.now();
-  if (req.queue_deadline != kTimeNever && now >= req.queue_deadline) {
-    observer_.OnFinished(UnservedRecord(req, options_.index, now, RequestStatus::kRejected, "queue_timeout"));
-    if (req.attempt > 0 && options_.on_retried_end) options_.on_retried_end();
-    return;
-  }
+  if (RejectedAtQueueDeadline(req)) return;
   if (span_.active) CutSpan();
   // The next step was built when the running one started: this request
   // waits for the one after it (released by MaybeStep).
@@ -139,13 +143,7 @@ void Replica::ReleaseDeferred(bool all) {
   while (!deferred_.empty() && (all || deferred_.front().first <= last_launch_)) {
     Request req = std::move(deferred_.front().second);
     deferred_.pop_front();
-    const SimTime now = sim_.now();
-    if (req.queue_deadline != kTimeNever && now >= req.queue_deadline) {
-      observer_.OnFinished(UnservedRecord(req, options_.index, now, RequestStatus::kRejected, "queue_timeout"));
-      if (req.attempt > 0 && options_.on_retried_end) options_.on_retried_end();
-      continue;
-    }
-    Admit(std::move(req));
+    if (!RejectedAtQueueDeadline(req)) Admit(std::move(req));
   }
 }
 

@@ -26,8 +26,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -213,6 +213,8 @@ class Replica {
   void Enqueue(Request req);
   // The engine's queue takes the request (Enqueue's work after the checks).
   void Admit(Request req);
+  // Turns `req` away ("queue_timeout") when its queue deadline has passed.
+  bool RejectedAtQueueDeadline(const Request& req);
   // The deferred requests that came by the latest batch's start (all of
   // them when `all`) go to the engine's queue, each turned away there if
   // its queue deadline has passed.
