@@ -110,6 +110,25 @@ std::vector<std::string> KeysOf(const Map& m) {
   return names;  // std::map keeps them sorted
 }
 
+// Two keys that go together: both present or neither; the error names the
+// missing one.
+Status BothOrNeither(const ObjectReader& r, const char* a, const char* b) {
+  if (r.Has(a) == r.Has(b)) return Status::Ok();
+  const bool has_a = r.Has(a);
+  return r.Error(has_a ? b : a, std::string("required with ") + (has_a ? a : b));
+}
+
+// <prefix>quant_group_size and <prefix>quant_group_bytes, both or neither
+// (0, 0 when absent): a group of weights and its scale bytes.
+Status ReadQuantGroup(const ObjectReader& r, const std::string& prefix, int64_t* size, double* bytes) {
+  const std::string size_key = prefix + "quant_group_size", bytes_key = prefix + "quant_group_bytes";
+  FLEETSIM_RETURN_IF_ERROR(BothOrNeither(r, size_key.c_str(), bytes_key.c_str()));
+  if (!r.Has(size_key)) return Status::Ok();
+  FLEETSIM_RETURN_IF_ERROR(r.Int64(size_key, Bound::kPositive, int64_t{1} << 20, size));
+  FLEETSIM_RETURN_IF_ERROR(r.Number(bytes_key, Bound::kPositive, bytes));
+  if (*bytes > 64) return r.Error(bytes_key, "expected at most 64");
+  return Status::Ok();
+}
 }  // namespace
 
 Status Catalog::AddModelJson(std::string_view json_text, const std::string& origin) {
@@ -119,7 +138,10 @@ Status Catalog::AddModelJson(std::string_view json_text, const std::string& orig
   FLEETSIM_RETURN_IF_ERROR(r.CheckKeys(
       {"name", "source", "hf_repo", "layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab",
        "max_model_len", "experts", "experts_top_k", "tied_embeddings", "weight_dtype", "kv_dtype",
-       "compute_dtype", "kv_bytes_per_token", "embedding_dtype", "qk_norm"}));
+       "compute_dtype", "kv_bytes_per_token", "embedding_dtype", "qk_norm", "mla", "dense_layers",
+       "dense_intermediate", "shared_experts", "mtp_layers", "quant_group_size", "quant_group_bytes",
+       "gemm_dtype", "expert_weight_dtype", "expert_quant_group_size", "expert_quant_group_bytes", "sliding_window",
+       "sliding_layers", "attention_sinks"}));
   ModelSpec m;
   FLEETSIM_RETURN_IF_ERROR(r.String("name", &m.name));
   FLEETSIM_RETURN_IF_ERROR(r.String("source", &m.source));
@@ -139,6 +161,11 @@ Status Catalog::AddModelJson(std::string_view json_text, const std::string& orig
   FLEETSIM_RETURN_IF_ERROR(r.DTypeField("kv_dtype", &m.kv_dtype));
   FLEETSIM_RETURN_IF_ERROR(r.DTypeField("compute_dtype", &m.compute_dtype));
   if (r.Has("qk_norm")) FLEETSIM_RETURN_IF_ERROR(r.Bool("qk_norm", &m.qk_norm));
+  if (r.Has("gemm_dtype")) {
+    DType t = DType::kBf16;
+    FLEETSIM_RETURN_IF_ERROR(r.DTypeField("gemm_dtype", &t));
+    m.gemm_dtype = t;
+  }
   if (r.Has("embedding_dtype")) {
     DType t = DType::kBf16;
     FLEETSIM_RETURN_IF_ERROR(r.DTypeField("embedding_dtype", &t));
@@ -150,6 +177,56 @@ Status Catalog::AddModelJson(std::string_view json_text, const std::string& orig
         r.Int64("kv_bytes_per_token", Bound::kPositive, std::numeric_limits<int32_t>::max(), &kv));
     m.kv_bytes_per_token_override = kv;
   }
+  if (r.Has("mla")) {
+    // Multi-head latent attention (model_spec.h): head_dim must be
+    // qk_nope_head_dim + qk_rope_head_dim.
+    ObjectReader a;
+    FLEETSIM_RETURN_IF_ERROR(r.Object("mla", &a));
+    FLEETSIM_RETURN_IF_ERROR(
+        a.CheckKeys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}));
+    ModelSpec::Mla mla;
+    FLEETSIM_RETURN_IF_ERROR(a.Int("q_lora_rank", Bound::kNonNegative, &mla.q_lora_rank));
+    FLEETSIM_RETURN_IF_ERROR(a.Int("kv_lora_rank", Bound::kPositive, &mla.kv_lora_rank));
+    FLEETSIM_RETURN_IF_ERROR(a.Int("qk_nope_head_dim", Bound::kPositive, &mla.qk_nope_head_dim));
+    FLEETSIM_RETURN_IF_ERROR(a.Int("qk_rope_head_dim", Bound::kPositive, &mla.qk_rope_head_dim));
+    FLEETSIM_RETURN_IF_ERROR(a.Int("v_head_dim", Bound::kPositive, &mla.v_head_dim));
+    if (m.head_dim != mla.qk_nope_head_dim + mla.qk_rope_head_dim)
+      return r.Error("head_dim", "expected mla.qk_nope_head_dim + mla.qk_rope_head_dim (" +
+                                     std::to_string(mla.qk_nope_head_dim + mla.qk_rope_head_dim) + ")");
+    m.mla = mla;
+  }
+  if (r.Has("dense_layers")) FLEETSIM_RETURN_IF_ERROR(r.Int("dense_layers", Bound::kNonNegative, &m.dense_layers));
+  if (r.Has("dense_intermediate"))
+    FLEETSIM_RETURN_IF_ERROR(r.Int("dense_intermediate", Bound::kPositive, &m.dense_intermediate));
+  if (r.Has("shared_experts"))
+    FLEETSIM_RETURN_IF_ERROR(r.Int("shared_experts", Bound::kNonNegative, &m.shared_experts));
+  if (r.Has("mtp_layers")) FLEETSIM_RETURN_IF_ERROR(r.Int("mtp_layers", Bound::kNonNegative, &m.mtp_layers));
+  FLEETSIM_RETURN_IF_ERROR(ReadQuantGroup(r, "", &m.quant_group_size, &m.quant_group_bytes));
+  if (r.Has("expert_weight_dtype")) {
+    if (m.experts == 0) return r.Error("expert_weight_dtype", "only for an MoE model (experts > 0)");
+    DType t = DType::kBf16;
+    FLEETSIM_RETURN_IF_ERROR(r.DTypeField("expert_weight_dtype", &t));
+    m.expert_weight_dtype = t;
+  }
+  if (r.Has("expert_quant_group_size") && !m.expert_weight_dtype)
+    return r.Error("expert_quant_group_size", "only with expert_weight_dtype");
+  FLEETSIM_RETURN_IF_ERROR(ReadQuantGroup(r, "expert_", &m.expert_quant_group_size, &m.expert_quant_group_bytes));
+  FLEETSIM_RETURN_IF_ERROR(BothOrNeither(r, "sliding_window", "sliding_layers"));
+  if (r.Has("sliding_window")) {
+    FLEETSIM_RETURN_IF_ERROR(r.Int("sliding_window", Bound::kPositive, &m.sliding_window));
+    FLEETSIM_RETURN_IF_ERROR(r.Int("sliding_layers", Bound::kPositive, &m.sliding_layers));
+    if (m.sliding_layers >= m.layers)
+      return r.Error("sliding_layers", "expected fewer than layers (" + std::to_string(m.layers) +
+                                           "): a model of sliding-window layers alone is not modelled");
+  }
+  if (r.Has("attention_sinks")) FLEETSIM_RETURN_IF_ERROR(r.Bool("attention_sinks", &m.attention_sinks));
+  if ((m.dense_layers > 0 || m.shared_experts > 0) && m.experts == 0)
+    return r.Error(m.dense_layers > 0 ? "dense_layers" : "shared_experts", "only for an MoE model (experts > 0)");
+  if (m.dense_layers > m.layers)
+    return r.Error("dense_layers", "expected at most layers (" + std::to_string(m.layers) + ")");
+  if (m.dense_layers > 0 && m.dense_intermediate == 0)
+    return r.Error("dense_intermediate", "required with dense_layers (the leading dense layers' MLP columns)");
+  if (m.mtp_layers > m.layers) return r.Error("mtp_layers", "expected at most layers (" + std::to_string(m.layers) + ")");
   // Grouped-query attention shares each KV head among heads / kv_heads
   // query heads.
   if (m.heads % m.kv_heads != 0) {
@@ -175,8 +252,8 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
   FLEETSIM_RETURN_IF_ERROR(ParseDocument(json_text, origin, &doc));
   ObjectReader r(doc, origin, "");
   FLEETSIM_RETURN_IF_ERROR(r.CheckKeys(
-      {"name", "vendor", "family", "memory_mib", "bf16_tflops", "fp8_tflops", "fp32_tflops",
-       "mem_bandwidth_gbps", "scale_up", "pcie_gbps_per_direction", "network_gbps_per_direction",
+      {"name", "vendor", "family", "memory_mib", "bf16_tflops", "fp8_tflops", "fp4_tflops",
+       "fp32_tflops", "mem_bandwidth_gbps", "scale_up", "pcie_gbps_per_direction", "network_gbps_per_direction",
        "prices", "sources", "gemm_shape", "attention_shape", "failures", "spot"}));
   GpuSpec g;
   FigureReader figures;
@@ -186,6 +263,7 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
   FLEETSIM_RETURN_IF_ERROR(figures.ReadInt64(r, "memory_mib", &g.memory_mib));
   FLEETSIM_RETURN_IF_ERROR(figures.Read(r, "bf16_tflops", Bound::kPositive, &g.bf16_tflops));
   FLEETSIM_RETURN_IF_ERROR(figures.ReadNullable(r, "fp8_tflops", &g.fp8_tflops));
+  if (r.Has("fp4_tflops")) FLEETSIM_RETURN_IF_ERROR(figures.ReadNullable(r, "fp4_tflops", &g.fp4_tflops));
   FLEETSIM_RETURN_IF_ERROR(figures.Read(r, "fp32_tflops", Bound::kPositive, &g.fp32_tflops));
   FLEETSIM_RETURN_IF_ERROR(
       figures.Read(r, "mem_bandwidth_gbps", Bound::kPositive, &g.mem_bandwidth_gbps));
@@ -193,7 +271,7 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
   ObjectReader link;
   FLEETSIM_RETURN_IF_ERROR(r.Object("scale_up", &link));
   FLEETSIM_RETURN_IF_ERROR(
-      link.CheckKeys({"kind", "topology", "gbps_per_direction_per_link", "links", "latency_us"}));
+      link.CheckKeys({"kind", "topology", "gbps_per_direction_per_link", "links", "latency_us", "domain_gpus"}));
   FLEETSIM_RETURN_IF_ERROR(link.String("kind", &g.scale_up.kind));
   FLEETSIM_RETURN_IF_ERROR(link.String("topology", &g.scale_up.topology));
   const std::string& topology = g.scale_up.topology;
@@ -212,6 +290,10 @@ Status Catalog::AddGpuJson(std::string_view json_text, const std::string& origin
   }
   FLEETSIM_RETURN_IF_ERROR(
       figures.Read(link, "latency_us", Bound::kNonNegative, &g.scale_up.latency_us));
+  if (link.Has("domain_gpus")) {
+    FLEETSIM_RETURN_IF_ERROR(figures.ReadInt(link, "domain_gpus", Bound::kPositive, &g.scale_up.domain_gpus));
+    if (g.scale_up.domain_gpus > 1024) return link.Error("domain_gpus", "expected at most 1024");
+  }
 
   FLEETSIM_RETURN_IF_ERROR(
       figures.Read(r, "pcie_gbps_per_direction", Bound::kPositive, &g.pcie_gbps_per_direction));

@@ -14,13 +14,14 @@ struct DTypeInfo {
   double bytes;
 };
 
-constexpr std::array<DTypeInfo, 6> kDTypes = {{
+constexpr std::array<DTypeInfo, 7> kDTypes = {{
     {DType::kFp32, "fp32", 4.0},
     {DType::kBf16, "bf16", 2.0},
     {DType::kFp16, "fp16", 2.0},
     {DType::kFp8, "fp8", 1.0},
     {DType::kInt8, "int8", 1.0},
     {DType::kInt4, "int4", 0.5},
+    {DType::kFp4, "fp4", 0.5},
 }};
 
 const DTypeInfo& Info(DType t) {

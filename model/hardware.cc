@@ -31,6 +31,10 @@ double GpuSpec::PeakTflops(DType compute) const {
     case DType::kFp8:
     case DType::kInt8:
       return fp8_tflops > 0 ? fp8_tflops : bf16_tflops;
+    case DType::kFp4:
+      // Without FP4 tensor cores (before Blackwell) FP4 weights are
+      // dequantised and multiplied in bf16 (vLLM's Marlin MXFP4 path).
+      return fp4_tflops > 0 ? fp4_tflops : bf16_tflops;
     case DType::kFp32:
       return fp32_tflops;
     case DType::kBf16:

@@ -24,6 +24,11 @@ struct LinkSpec {
   double gbps_per_direction_per_link = 0;  // GB/s one way, one link
   int links = 0;            // links per GPU
   double latency_us = 0;    // alpha of the alpha-beta model
+  // GPUs one fabric joins at this bandwidth ("domain_gpus" in the JSON;
+  // default 8: an HGX board's NVSwitch or an 8-GPU xGMI mesh). A GB200
+  // NVL72 rack is one NVLink domain of 72. Sets the fleet's gpus_per_node
+  // when a scenario does not.
+  int domain_gpus = 8;
   // Bandwidth one GPU can drive to one peer, one way (switch: all links;
   // mesh: one link).
   double PeerGbps() const;
@@ -81,6 +86,7 @@ struct GpuSpec {
   int64_t memory_mib = 0;    // usable memory as the driver reports it
   double bf16_tflops = 0;    // dense
   double fp8_tflops = 0;     // dense; 0 where unsupported
+  double fp4_tflops = 0;     // dense FP4 tensor cores (Blackwell); 0 where unsupported
   double fp32_tflops = 0;
   double mem_bandwidth_gbps = 0;  // HBM GB/s
   LinkSpec scale_up;              // NVLink / xGMI within a node

@@ -19,7 +19,7 @@ using model_json::Bound;
 using model_json::json;
 using model_json::ObjectReader;
 
-enum class Family { kLlama, kMistral, kQwen2, kQwen3, kMixtral, kDeepseekV3 };
+enum class Family { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral, kDeepseekV3, kGptOss };
 
 struct Architecture {
   std::string_view architecture;  // config.json's architectures[0]
@@ -27,13 +27,15 @@ struct Architecture {
   Family family;
 };
 
-constexpr std::array<Architecture, 6> kArchitectures = {{
+constexpr std::array<Architecture, 8> kArchitectures = {{
     {"LlamaForCausalLM", "llama", Family::kLlama},
     {"MistralForCausalLM", "mistral", Family::kMistral},
     {"Qwen2ForCausalLM", "qwen2", Family::kQwen2},
     {"Qwen3ForCausalLM", "qwen3", Family::kQwen3},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", Family::kQwen3Moe},
     {"MixtralForCausalLM", "mixtral", Family::kMixtral},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::kDeepseekV3},
+    {"GptOssForCausalLM", "gpt_oss", Family::kGptOss},
 }};
 
 // Keys every family may carry that change nothing fleetsim models (token
@@ -49,6 +51,12 @@ constexpr std::string_view kCommonKeys[] = {
     "interleaved_sliding_window", "use_sliding_window", "max_window_layers", "use_mrope"};
 constexpr std::string_view kMixtralKeys[] = {"num_local_experts", "num_experts_per_tok", "router_aux_loss_coef",
                                              "output_router_logits", "router_jitter_noise"};
+constexpr std::string_view kQwen3MoeKeys[] = {"num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                              "decoder_sparse_step", "mlp_only_layers", "norm_topk_prob",
+                                              "router_aux_loss_coef", "output_router_logits"};
+constexpr std::string_view kGptOssKeys[] = {"num_local_experts", "num_experts_per_tok", "experts_per_token",
+                                            "router_aux_loss_coef", "output_router_logits", "swiglu_limit",
+                                            "initial_context_length"};
 constexpr std::string_view kDeepseekKeys[] = {
     "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "n_routed_experts",
     "n_shared_experts", "num_experts_per_tok", "moe_intermediate_size", "first_k_dense_replace", "moe_layer_freq",
@@ -208,7 +216,10 @@ Status ReadQuantization(const ObjectReader& r, HfModel* out) {
   FLEETSIM_RETURN_IF_ERROR(q.String("quant_method", &method));
   m.embedding_dtype = m.compute_dtype;  // embedding and lm_head stay unquantised
   if (method == "fp8") {
+    // vLLM's fp8 method quantises the activations too (dynamically unless
+    // activation_scheme says static) and multiplies on FP8 tensor cores.
     m.weight_dtype = DType::kFp8;
+    m.gemm_dtype = DType::kFp8;
     if (q.Has("weight_block_size") && !q.IsNull("weight_block_size")) {
       // One fp32 scale per block (DeepSeek-V3: 128 x 128).
       const json& b = q.object()["weight_block_size"];
@@ -231,9 +242,18 @@ Status ReadQuantization(const ObjectReader& r, HfModel* out) {
     FLEETSIM_RETURN_IF_ERROR(ReadGroups(q, bits, group, zero_point, &m));
   } else if (method == "compressed-tensors") {
     FLEETSIM_RETURN_IF_ERROR(ReadCompressedTensors(q, &m));
+  } else if (method == "mxfp4") {
+    // gpt-oss: the routed experts in MXFP4 (OCP microscaling: fp4 e2m1
+    // values, one e8m0 scale byte per 32), attention, router, embedding and
+    // lm_head left in the checkpoint's dtype (modules_to_not_convert).
+    if (!m.is_moe()) return q.Error("quant_method", "mxfp4 is read for the routed experts of an MoE model only");
+    m.embedding_dtype.reset();
+    m.expert_weight_dtype = DType::kFp4;
+    m.expert_quant_group_size = 32;
+    m.expert_quant_group_bytes = 1;
   } else {
     return q.Error("quant_method",
-                   "unknown quantisation method \"" + method + "\" (known: awq, compressed-tensors, fp8, gptq)");
+                   "unknown quantisation method \"" + method + "\" (known: awq, compressed-tensors, fp8, gptq, mxfp4)");
   }
   return Status::Ok();
 }
@@ -241,8 +261,10 @@ Status ReadQuantization(const ObjectReader& r, HfModel* out) {
 // Keys that change what a replica costs in ways fleetsim does not model:
 // refused rather than priced wrongly.
 Status RefuseUnmodelled(const ObjectReader& r, Family family) {
+  // gpt-oss's interleaved sliding and full layers are read (ReadGptOss).
+  if (family == Family::kGptOss) return Status::Ok();
   bool window_used = r.Has("sliding_window") && !r.IsNull("sliding_window");
-  if (family == Family::kQwen2 || family == Family::kQwen3) {
+  if (family == Family::kQwen2 || family == Family::kQwen3 || family == Family::kQwen3Moe) {
     // Qwen2 and Qwen3 configs carry a window that applies only with use_sliding_window.
     bool use = false;
     if (r.Has("use_sliding_window")) FLEETSIM_RETURN_IF_ERROR(r.Bool("use_sliding_window", &use));
@@ -276,6 +298,8 @@ void WarnUnknownKeys(const ObjectReader& r, Family family, HfModel* out) {
   std::set<std::string_view> known(std::begin(kCommonKeys), std::end(kCommonKeys));
   if (family == Family::kMixtral) known.insert(std::begin(kMixtralKeys), std::end(kMixtralKeys));
   if (family == Family::kDeepseekV3) known.insert(std::begin(kDeepseekKeys), std::end(kDeepseekKeys));
+  if (family == Family::kQwen3Moe) known.insert(std::begin(kQwen3MoeKeys), std::end(kQwen3MoeKeys));
+  if (family == Family::kGptOss) known.insert(std::begin(kGptOssKeys), std::end(kGptOssKeys));
   for (auto it = r.object().begin(); it != r.object().end(); ++it)
     if (known.count(it.key()) == 0) out->warnings.push_back(r.Path(it.key()) + ": not read by fleetsim; ignored");
   for (const char* bias : {"attention_bias", "mlp_bias"}) {
@@ -283,13 +307,54 @@ void WarnUnknownKeys(const ObjectReader& r, Family family, HfModel* out) {
     if (r.Has(bias) && r.Bool(bias, &set).ok() && set)
       out->warnings.push_back(std::string(bias) + ": biases are not counted in the weights (under a per mille)");
   }
-  if (family == Family::kDeepseekV3 && r.Has("num_nextn_predict_layers")) {
-    int mtp = 0;
-    if (r.Int("num_nextn_predict_layers", Bound::kNonNegative, &mtp).ok() && mtp > 0)
-      out->warnings.push_back("num_nextn_predict_layers: the " + std::to_string(mtp) +
-                              " multi-token-prediction layer(s) are not counted (vLLM loads them only for "
-                              "speculative decoding)");
+}
+
+// Qwen3-MoE (Qwen3MoeForCausalLM): every layer sparse, experts of
+// moe_intermediate_size columns; intermediate_size is the dense MLP that
+// decoder_sparse_step > 1 or mlp_only_layers would put between them, which
+// fleetsim refuses rather than prices wrongly.
+Status ReadQwen3Moe(const ObjectReader& r, ModelSpec* m) {
+  FLEETSIM_RETURN_IF_ERROR(r.Int("num_experts", Bound::kPositive, &m->experts));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("num_experts_per_tok", Bound::kPositive, &m->experts_top_k));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("moe_intermediate_size", Bound::kPositive, &m->intermediate));
+  if (r.Has("decoder_sparse_step")) {
+    int step = 1;
+    FLEETSIM_RETURN_IF_ERROR(r.Int("decoder_sparse_step", Bound::kPositive, &step));
+    if (step != 1)
+      return r.Error("decoder_sparse_step", "MoE on every " + std::to_string(step) + "th layer is not modelled; expected 1");
   }
+  if (r.Has("mlp_only_layers") && !r.IsNull("mlp_only_layers")) {
+    const json& layers = r.object()["mlp_only_layers"];
+    if (!layers.is_array()) return r.Error("mlp_only_layers", "expected an array");
+    if (!layers.empty()) return r.Error("mlp_only_layers", "dense layers among the MoE layers are not modelled; expected []");
+  }
+  return Status::Ok();
+}
+
+// gpt-oss (GptOssForCausalLM): 128 (120b) or 32 (20b) experts of
+// intermediate_size, layer_types alternating sliding_attention (a window
+// of sliding_window tokens) and full_attention, attention sinks on every
+// layer (the modelling code's per-head sinks parameter).
+Status ReadGptOss(const ObjectReader& r, ModelSpec* m) {
+  FLEETSIM_RETURN_IF_ERROR(r.Int("num_local_experts", Bound::kPositive, &m->experts));
+  FLEETSIM_RETURN_IF_ERROR(r.Int("num_experts_per_tok", Bound::kPositive, &m->experts_top_k));
+  m->attention_sinks = true;
+  if (!r.Has("layer_types") || r.IsNull("layer_types")) return Status::Ok();
+  const json& types = r.object()["layer_types"];
+  if (!types.is_array() || types.size() != static_cast<size_t>(m->layers))
+    return r.Error("layer_types", "expected an array of num_hidden_layers (" + std::to_string(m->layers) + ") names");
+  for (const json& t : types) {
+    const std::string name = t.is_string() ? t.get<std::string>() : "";
+    if (name == "sliding_attention") {
+      ++m->sliding_layers;
+    } else if (name != "full_attention") {
+      return r.Error("layer_types", "unknown layer type " + DescribeJson(t) + " (known: full_attention, sliding_attention)");
+    }
+  }
+  if (m->sliding_layers == m->layers)
+    return r.Error("layer_types", "every layer slides: a model of sliding-window layers alone is not modelled");
+  if (m->sliding_layers > 0) FLEETSIM_RETURN_IF_ERROR(r.Int("sliding_window", Bound::kPositive, &m->sliding_window));
+  return Status::Ok();
 }
 
 Status ReadDeepseek(const ObjectReader& r, ModelSpec* m) {
@@ -309,6 +374,10 @@ Status ReadDeepseek(const ObjectReader& r, ModelSpec* m) {
   FLEETSIM_RETURN_IF_ERROR(r.Int("first_k_dense_replace", Bound::kNonNegative, &m->dense_layers));
   if (m->dense_layers > m->layers)
     return r.Error("first_k_dense_replace", "expected at most num_hidden_layers (" + std::to_string(m->layers) + ")");
+  // Multi-token prediction: loaded for speculative.method "mtp" only.
+  FLEETSIM_RETURN_IF_ERROR(OptionalInt(r, "num_nextn_predict_layers", Bound::kNonNegative, 0, &m->mtp_layers));
+  if (m->mtp_layers > m->layers)
+    return r.Error("num_nextn_predict_layers", "expected at most num_hidden_layers (" + std::to_string(m->layers) + ")");
   return Status::Ok();
 }
 
@@ -352,8 +421,10 @@ Status ParseHfConfig(std::string_view json_text, const std::string& origin, HfMo
     FLEETSIM_RETURN_IF_ERROR(r.Int("num_experts_per_tok", Bound::kPositive, &m.experts_top_k));
   }
   if (arch->family == Family::kDeepseekV3) FLEETSIM_RETURN_IF_ERROR(ReadDeepseek(r, &m));
+  if (arch->family == Family::kQwen3Moe) FLEETSIM_RETURN_IF_ERROR(ReadQwen3Moe(r, &m));
+  if (arch->family == Family::kGptOss) FLEETSIM_RETURN_IF_ERROR(ReadGptOss(r, &m));
   // Qwen3 normalises each head's queries and keys (q_norm, k_norm).
-  if (arch->family == Family::kQwen3) m.qk_norm = true;
+  if (arch->family == Family::kQwen3 || arch->family == Family::kQwen3Moe) m.qk_norm = true;
   if (m.is_moe() && m.experts_top_k > m.experts)
     return r.Error("num_experts_per_tok", "expected at most the " + std::to_string(m.experts) + " experts");
   if (r.Has("quantization_config")) FLEETSIM_RETURN_IF_ERROR(ReadQuantization(r, &hf));

@@ -94,10 +94,7 @@ Status CheckShardPlan(const ModelSpec& model, const ShardPlan& shard) {
 
 int64_t ExpertWeightBytes(const ModelSpec& model) {
   if (!model.is_moe()) return 0;
-  const double wb = DTypeBytes(model.weight_dtype) +
-                    (model.quant_group_size > 0 ? model.quant_group_bytes / model.quant_group_size : 0.0);
-  const double params = 3.0 * model.hidden * model.intermediate * model.experts * (model.layers - model.dense_layers);
-  return std::llround(params * wb);
+  return std::llround(static_cast<double>(model.RoutedExpertParamCount()) * model.ExpertBytesPerParam());
 }
 
 int64_t KvBytesPerTokenPerGpu(const ModelSpec& model, const ShardPlan& shard) {
@@ -158,10 +155,22 @@ Status PlanMemory(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& s
   }
   plan.activation_reserve_bytes =
       ActivationReserveBytes(model, shard, options.max_num_batched_tokens);
-  plan.kv_bytes_per_token_per_gpu = KvBytesPerTokenPerGpu(model, shard) + options.proposer_kv_bytes_per_token_per_gpu;
+  const int64_t all_layers_kv = KvBytesPerTokenPerGpu(model, shard);
+  int64_t window_kv_per_seq = 0;
+  plan.kv_bytes_per_token_per_gpu = all_layers_kv;
+  if (model.sliding_layers > 0) {
+    // The sliding layers' share of a token's KV, kept for window + one
+    // block tokens of each running sequence.
+    const int64_t sliding = std::llround(static_cast<double>(all_layers_kv) * model.sliding_layers / model.layers);
+    plan.kv_bytes_per_token_per_gpu = all_layers_kv - sliding;
+    const int64_t window_tokens = std::min<int64_t>(model.sliding_window, model.max_model_len) + options.block_size;
+    window_kv_per_seq = window_tokens * sliding;
+    plan.sliding_window_reserve_bytes = options.max_num_seqs * window_kv_per_seq;
+  }
+  plan.kv_bytes_per_token_per_gpu += options.proposer_kv_bytes_per_token_per_gpu;
 
   // The engine refuses to start unless one sequence of the full context fits.
-  const int64_t one_sequence_kv = int64_t{model.max_model_len} * plan.kv_bytes_per_token_per_gpu;
+  const int64_t one_sequence_kv = int64_t{model.max_model_len} * plan.kv_bytes_per_token_per_gpu + window_kv_per_seq;
   const int64_t needed =
       plan.weight_bytes_per_gpu + one_sequence_kv + plan.activation_reserve_bytes;
   if (needed > plan.budget_bytes_per_gpu) {
@@ -175,8 +184,8 @@ Status PlanMemory(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& s
         Gib(plan.budget_bytes_per_gpu) + " (" + std::to_string(gpu.memory_mib) + " MiB x " + util +
         " gpu_memory_utilization)");
   }
-  plan.kv_bytes_per_gpu =
-      plan.budget_bytes_per_gpu - plan.weight_bytes_per_gpu - plan.activation_reserve_bytes;
+  plan.kv_bytes_per_gpu = std::max<int64_t>(0, plan.budget_bytes_per_gpu - plan.weight_bytes_per_gpu -
+                                                   plan.activation_reserve_bytes - plan.sliding_window_reserve_bytes);
   // Each data-parallel rank keeps its own requests' KV: dp caches of this size.
   plan.kv_blocks =
       shard.dp * (plan.kv_bytes_per_gpu / (int64_t{options.block_size} * plan.kv_bytes_per_token_per_gpu));

@@ -21,13 +21,23 @@ struct MemoryOptions {
   // target's in one cache).
   int64_t proposer_weight_bytes_per_gpu = 0;
   int64_t proposer_kv_bytes_per_token_per_gpu = 0;
+  // The engine's running-sequence limit: a model's sliding-window layers
+  // keep a window of KV per running sequence (see MemoryPlan).
+  int64_t max_num_seqs = 256;
 };
 
 struct MemoryPlan {
   int64_t budget_bytes_per_gpu = 0;        // usable memory x utilization
   int64_t weight_bytes_per_gpu = 0;        // this GPU's shard of the weights
   int64_t activation_reserve_bytes = 0;    // per GPU, see ActivationReserveBytes
-  int64_t kv_bytes_per_token_per_gpu = 0;  // this GPU's share of one token's KV
+  // This GPU's share of one token's KV in the layers that keep the whole
+  // context (all layers but sliding-window ones).
+  int64_t kv_bytes_per_token_per_gpu = 0;
+  // Sliding-window layers (ModelSpec::sliding_layers) keep at most window +
+  // one block of tokens per sequence, as vLLM's hybrid KV cache manager and
+  // SGLang's SWA pool allocate them: reserved for max_num_seqs sequences,
+  // beside the blocks of the full layers.
+  int64_t sliding_window_reserve_bytes = 0;
   int64_t kv_bytes_per_gpu = 0;            // what is left for the KV cache
   // Blocks per replica: each GPU of a stage holds its share of every block,
   // and each data-parallel rank (dp) its own blocks.

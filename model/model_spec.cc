@@ -66,11 +66,27 @@ int64_t ModelSpec::EmbeddingParamCount() const {
 // per mille of the weights and are counted in weight_dtype.
 int64_t ModelSpec::WeightBytes() const {
   const int64_t embedding = EmbeddingParamCount();
-  const int64_t rest = ParamCount() - embedding;
-  double bytes = static_cast<double>(embedding) * DTypeBytes(embedding_dtype.value_or(weight_dtype)) +
-                 static_cast<double>(rest) * DTypeBytes(weight_dtype);
-  if (quant_group_size > 0) bytes += static_cast<double>(rest) / quant_group_size * quant_group_bytes;
+  const int64_t routed = RoutedExpertParamCount();
+  const int64_t rest = ParamCount() - embedding - routed;
+  const double bytes = static_cast<double>(embedding) * DTypeBytes(embedding_dtype.value_or(weight_dtype)) +
+                       static_cast<double>(rest) * WeightBytesPerParam() +
+                       static_cast<double>(routed) * ExpertBytesPerParam();
   return std::llround(bytes);
+}
+
+double ModelSpec::WeightBytesPerParam() const {
+  return DTypeBytes(weight_dtype) + (quant_group_size > 0 ? quant_group_bytes / quant_group_size : 0.0);
+}
+
+double ModelSpec::ExpertBytesPerParam() const {
+  if (!expert_weight_dtype) return WeightBytesPerParam();
+  return DTypeBytes(*expert_weight_dtype) +
+         (expert_quant_group_size > 0 ? expert_quant_group_bytes / expert_quant_group_size : 0.0);
+}
+
+int64_t ModelSpec::RoutedExpertParamCount() const {
+  if (!is_moe()) return 0;
+  return 3 * int64_t{hidden} * intermediate * experts * moe_layers();
 }
 
 int64_t ModelSpec::KvBytesPerToken() const {

@@ -39,6 +39,16 @@ Status ProfilePerfModel::Create(const Profile& profile, const std::string& profi
                                 const GpuSpec& gpu, const ShardPlan& shard, const EngineSpec& engine,
                                 const RooflineOptions& roofline, std::unique_ptr<ProfilePerfModel>* out) {
   const bool same_model = profile.model && *profile.model == model.name;
+  // A profile's per-layer curves and fits are of a Llama-style layer (QKV,
+  // O, one MLP or one kind of MoE layer); the calibrator does not measure
+  // latent attention or a stack of two layer kinds.
+  if (model.mla || model.shared_experts > 0 || model.dense_layers > 0 || model.sliding_layers > 0)
+    return Status::Invalid(model.name + " has " +
+                           std::string(model.mla             ? "multi-head latent attention"
+                                       : model.sliding_layers ? "sliding-window layers"
+                                                              : "shared experts or leading dense layers") +
+                           ", which a profile's per-layer times do not describe; it is priced by the roofline alone "
+                           "(drop perf.profile)");
   if (profile.has_compute_ops() && !same_model && profile.fits.empty())
     return Status::Invalid("profile \"" + profile_name + "\" was measured for model \"" + *profile.model +
                            "\", not \"" + model.name +

@@ -68,8 +68,7 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   const double cb = DTypeBytes(model.compute_dtype);
   // Quantised weights carry their groups' scales; the embedding and lm_head
   // stay in embedding_dtype (model_spec.h).
-  const double wb = DTypeBytes(model.weight_dtype) +
-                    (model.quant_group_size > 0 ? model.quant_group_bytes / model.quant_group_size : 0.0);
+  const double wb = model.WeightBytesPerParam();
   const double eb = DTypeBytes(model.embedding_dtype.value_or(model.weight_dtype));
   const double kvb = DTypeBytes(model.kv_dtype);
   const double hidden = model.hidden;
@@ -80,14 +79,17 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   // Ceilings in FLOPs per ns (1 TFLOP/s = 1e3 FLOP/ns) and bytes per ns
   // (1 GB/s = 1 byte/ns).
   const double peak = gpu.PeakTflops(model.compute_dtype) * 1e3;
-  FLEETSIM_CHECK(peak > 0 && gpu.mem_bandwidth_gbps > 0);
-  const double gemm_flops = peak * options.gemm_compute_efficiency;
+  const double gemm_peak = gpu.PeakTflops(model.GemmDType()) * 1e3;
+  FLEETSIM_CHECK(peak > 0 && gemm_peak > 0 && gpu.mem_bandwidth_gbps > 0);
+  const double gemm_flops = gemm_peak * options.gemm_compute_efficiency;
   const double gemm_bw = gpu.mem_bandwidth_gbps * options.gemm_memory_efficiency;
   const double attn_flops = peak * options.attention_compute_efficiency;
   const double attn_bw = gpu.mem_bandwidth_gbps * options.attention_memory_efficiency;
   const double elem_bw = gpu.mem_bandwidth_gbps * options.elementwise_memory_efficiency;
 
   layers_ = model.layers;
+  sliding_layers_ = model.sliding_layers;
+  window_ = model.sliding_window;
   launch_ns_ = options.launch_overhead_us * 1e3;
 
   auto gemm = [&](double in, double out, double weight_bytes) {
@@ -98,14 +100,67 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
     c.out = out;
     return c;
   };
-  dense_gemms_[dense_gemm_count_++] = gemm(hidden, (h + 2 * g) * head_dim, wb);  // QKV
-  dense_gemms_[dense_gemm_count_++] = gemm(h * head_dim, hidden, wb);        // O
+  // Elementwise bytes read + written per token and layer, and kernels per
+  // layer: two fused residual-add + RMSNorm (read x and residual, write
+  // both: 4 x hidden each), rotary (read + write the rotated parts of Q
+  // and K), SiLU * up (read 2i, write i per MLP row).
+  double layer_bytes = cb * 8 * hidden;
+  int64_t layer_kernels = kElementwiseKernelsPerLayer;
+  if (model.mla) {
+    // Multi-head latent attention (DeepSeek-V2/V3 modelling code; vLLM's
+    // MLA backends): a fused down-projection of hidden to the query latent
+    // and the KV latent with its rotary key, both replicated; q_b splits
+    // the heads; O takes the heads' v_head_dim outputs.
+    const ModelSpec::Mla& a = *model.mla;
+    const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim, latent = a.kv_lora_rank + a.qk_rope_head_dim;
+    mla_ = true;
+    if (a.q_lora_rank > 0) {
+      attn_gemms_[attn_gemm_count_++] = gemm(hidden, a.q_lora_rank + latent, wb);  // q_a + kv_a
+      attn_gemms_[attn_gemm_count_++] = gemm(a.q_lora_rank, h * qk, wb);           // q_b
+    } else {
+      attn_gemms_[attn_gemm_count_++] = gemm(hidden, h * qk + latent, wb);  // q + kv_a
+    }
+    attn_gemms_[attn_gemm_count_++] = gemm(h * a.v_head_dim, hidden, wb);  // O
+    mla_kv_b_ = gemm(a.kv_lora_rank, h * (a.qk_nope_head_dim + a.v_head_dim), wb);
+    // The latents' RMSNorms (q_a's and kv_a's) and rotary on each head's
+    // and the shared key's rope dimensions.
+    layer_bytes += cb * (2 * (a.q_lora_rank + a.kv_lora_rank) + 2 * (h + 1) * a.qk_rope_head_dim);
+    layer_kernels += a.q_lora_rank > 0 ? 2 : 1;
+  } else {
+    attn_gemms_[attn_gemm_count_++] = gemm(hidden, (h + 2 * g) * head_dim, wb);  // QKV
+    attn_gemms_[attn_gemm_count_++] = gemm(h * head_dim, hidden, wb);            // O
+    layer_bytes += cb * 2 * (h + g) * head_dim;
+  }
+  if (model.qk_norm) {
+    // Per-head RMSNorm of Q and K: read and write both.
+    layer_bytes += cb * 2 * (h + g) * head_dim;
+    layer_kernels += 2;
+  }
+  // MLP rows' SiLU * up bytes per token, per layer of each kind.
+  double dense_mlp_bytes = 0, moe_mlp_bytes = 0;
+  dense_mlp_layers_ = model.layers - model.moe_layers();
+  if (dense_mlp_layers_ > 0) {
+    // A dense model's MLP, or the leading dense layers' wider one.
+    const double di = model.dense_layers > 0 ? (model.dense_intermediate + shard.tp - 1) / shard.tp : inter;
+    dense_mlp_[0] = gemm(hidden, 2 * di, wb);  // gate + up
+    dense_mlp_[1] = gemm(di, hidden, wb);      // down
+    dense_mlp_bytes = cb * 3 * di;
+  }
   if (model.is_moe()) {
-    dense_gemms_[dense_gemm_count_++] = gemm(hidden, model.experts, wb);  // router (replicated)
+    moe_layers_ = model.moe_layers();
+    router_ = gemm(hidden, model.experts, wb);  // replicated
     // Under expert parallelism each expert is whole on its GPU.
     const double expert_inter = shard.ep > 1 ? model.intermediate : inter;
-    expert_gemms_[expert_gemm_count_++] = gemm(hidden, 2 * expert_inter, wb);  // gate + up
-    expert_gemms_[expert_gemm_count_++] = gemm(expert_inter, hidden, wb);      // down
+    const double ewb = model.ExpertBytesPerParam();
+    expert_gemms_[expert_gemm_count_++] = gemm(hidden, 2 * expert_inter, ewb);  // gate + up
+    expert_gemms_[expert_gemm_count_++] = gemm(expert_inter, hidden, ewb);      // down
+    if (model.shared_experts > 0) {
+      // Shared experts as one MLP, split over the (attention) tp group as
+      // vLLM and SGLang split them.
+      const double si = model.shared_experts * inter;
+      shared_gemms_[shared_gemm_count_++] = gemm(hidden, 2 * si, wb);
+      shared_gemms_[shared_gemm_count_++] = gemm(si, hidden, wb);
+    }
     experts_ = model.experts;
     top_k_ = model.experts_top_k;
     // log(1 - k/E); -inf when every token uses every expert, which the
@@ -113,45 +168,61 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
     log_expert_miss_ = model.experts_top_k == model.experts
                            ? -INFINITY
                            : std::log1p(-top_k_ / experts_);
-  } else {
-    dense_gemms_[dense_gemm_count_++] = gemm(hidden, 2 * inter, wb);  // gate + up
-    dense_gemms_[dense_gemm_count_++] = gemm(inter, hidden, wb);  // down
+    // SiLU * up of k routed copies and the shared experts; the token
+    // permutation to experts and the weighted combine (k copies of hidden,
+    // read + written, twice).
+    moe_mlp_bytes = cb * (3 * k * inter + 3 * model.shared_experts * inter + 4 * k * hidden);
+    moe_elementwise_ns_per_token_ = moe_layers_ * cb * 4 * k * hidden / elem_bw;
   }
-  // Vocabulary-parallel lm_head: each GPU computes vocab / tp logits.
+  // Vocabulary-parallel lm_head: each GPU computes vocab / tp logits, in
+  // the unquantised compute dtype.
   lm_head_ = gemm(hidden, std::ceil(static_cast<double>(model.vocab) / shard.tp), eb);
+  lm_head_.compute_ns_per_token *= gemm_peak / peak;
 
-  // Bytes read + written per token. Per layer: two fused residual-add +
-  // RMSNorm (read x and residual, write both: 4 x hidden each), rotary
-  // (read + write Q and K), SiLU * up (read 2i, write i per routed copy),
-  // MoE permute and combine (k copies of hidden, read + written, twice).
-  double layer_bytes = cb * (8 * hidden + 2 * (h + g) * head_dim + 3 * k * inter);
-  int64_t layer_kernels = kElementwiseKernelsPerLayer;
-  if (model.qk_norm) {
-    // Per-head RMSNorm of Q and K: read and write both.
-    layer_bytes += cb * 2 * (h + g) * head_dim;
-    layer_kernels += 2;
-  }
-  if (model.is_moe()) {
-    layer_bytes += cb * 4 * k * hidden;
-    layer_kernels += kMoeElementwiseKernelsPerLayer;
-    moe_elementwise_ns_per_token_ = layers_ * cb * 4 * k * hidden / elem_bw;
-  }
   // Embedding: read one row (weight dtype), write it; final norm: 4 x hidden.
   const double iteration_bytes = hidden * (eb + cb) + 4 * hidden * cb;
-  elementwise_ns_per_token_ = (layers_ * layer_bytes + iteration_bytes) / elem_bw;
-  elementwise_launches_ = model.layers * layer_kernels + kElementwiseKernelsPerIteration;
+  elementwise_ns_per_token_ =
+      (layers_ * layer_bytes + dense_mlp_layers_ * dense_mlp_bytes + moe_layers_ * moe_mlp_bytes + iteration_bytes) /
+      elem_bw;
+  elementwise_launches_ = model.layers * layer_kernels + model.moe_layers() * kMoeElementwiseKernelsPerLayer +
+                          kElementwiseKernelsPerIteration;
 
-  // Attention: QK^T and PV are 2 FLOPs per multiply-add each, per query head
-  // and head_dim element: 4 * h * head_dim FLOPs per query-key pair.
-  attn_flop_ns_ = 4 * h * head_dim / attn_flops;
-  attn_heads_ = h;
-  attn_kv_heads_ = g;
-  attn_prefill_token_ns_ = (2 * h + 2 * g) * head_dim * cb / attn_bw;  // Q, K, V in, O out
-  attn_prefill_kv_ns_ = 2 * g * head_dim * kvb / attn_bw;              // K, V from the cache
-  attn_decode_flop_ns_ = attn_flop_ns_;
-  attn_decode_kv_ns_ = attn_prefill_kv_ns_;
-  // Q in and O out in compute dtype, the new K and V written to the cache.
-  attn_decode_token_ns_ = (2 * h * head_dim * cb + 2 * g * head_dim * kvb) / attn_bw;
+  if (model.mla) {
+    // MLA attention (FlashMLA; vLLM's and SGLang's MLA backends). Prefill
+    // runs as ordinary multi-head attention on the up-projected keys
+    // (nope + rope dims) and values (v_head_dim): 2 h (qk + v) FLOPs per
+    // query-key pair. Decode runs absorbed, as multi-query attention of
+    // every head over the shared latent: keys of kv_lora_rank + rope dims,
+    // values of kv_lora_rank, so 2 h (2 kv_lora_rank + rope) FLOPs per
+    // pair, while a KV token is one latent read once for all heads. With
+    // many heads on a GPU (data-parallel attention) decode turns
+    // compute-bound, which is why FlashMLA quotes both ceilings.
+    const ModelSpec::Mla& a = *model.mla;
+    const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim, latent = a.kv_lora_rank + a.qk_rope_head_dim;
+    attn_flop_ns_ = 2 * h * (qk + a.v_head_dim) / attn_flops;
+    attn_heads_ = h;
+    attn_kv_heads_ = 1;
+    // Q, K, V in and O out per prefill token; the expanded K and V of each
+    // KV token read (workspace, compute dtype).
+    attn_prefill_token_ns_ = (2 * h * qk + 2 * h * a.v_head_dim) * cb / attn_bw;
+    attn_prefill_kv_ns_ = h * (qk + a.v_head_dim) * cb / attn_bw;
+    attn_decode_flop_ns_ = 2 * h * (2 * a.kv_lora_rank + a.qk_rope_head_dim) / attn_flops;
+    attn_decode_kv_ns_ = latent * kvb / attn_bw;
+    // The absorbed query in, the latent output out, the new latent written.
+    attn_decode_token_ns_ = ((h * latent + h * a.kv_lora_rank) * cb + latent * kvb) / attn_bw;
+  } else {
+    // Attention: QK^T and PV are 2 FLOPs per multiply-add each, per query
+    // head and head_dim element: 4 * h * head_dim FLOPs per query-key pair.
+    attn_flop_ns_ = 4 * h * head_dim / attn_flops;
+    attn_heads_ = h;
+    attn_kv_heads_ = g;
+    attn_prefill_token_ns_ = (2 * h + 2 * g) * head_dim * cb / attn_bw;  // Q, K, V in, O out
+    attn_prefill_kv_ns_ = 2 * g * head_dim * kvb / attn_bw;              // K, V from the cache
+    attn_decode_flop_ns_ = attn_flop_ns_;
+    attn_decode_kv_ns_ = attn_prefill_kv_ns_;
+    // Q in and O out in compute dtype, the new K and V written to the cache.
+    attn_decode_token_ns_ = (2 * h * head_dim * cb + 2 * g * head_dim * kvb) / attn_bw;
+  }
 
   // Communication, one way per GPU: collectives over the tp GPUs use the
   // fabric's collective bandwidth, pipeline sends one peer link; a GPU with
@@ -389,8 +460,26 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
 
   // GEMMs: max(compute, weights + activations) per product, per layer
   // (GemmNs: or the GPU's fitted shape model).
-  double gemm_layer_ns = 0;
-  for (int i = 0; i < dense_gemm_count_; ++i) gemm_layer_ns += GemmNs(dense_gemms_[i], tokens);
+  double attn_gemm_ns = 0;
+  for (int i = 0; i < attn_gemm_count_; ++i) attn_gemm_ns += GemmNs(attn_gemms_[i], tokens);
+  int64_t gemms_per_layer = attn_gemm_count_;
+  if (mla_) {
+    // kv_b: over the KV tokens the prefill chunks read (expanded) and, in
+    // a separate kernel pair, absorbed into the decodes' queries and outputs.
+    if (shape.prefill_tokens > 0) {
+      attn_gemm_ns += GemmNs(mla_kv_b_, static_cast<double>(shape.prefill_kv_tokens) * inv_dp);
+      gemms_per_layer += 1;
+    }
+    if (shape.decode_tokens > 0) {
+      // A decode-only step's rows are the (graph-padded) tokens.
+      const double rows = shape.prefill_tokens > 0 ? static_cast<double>(shape.decode_tokens) * inv_dp : tokens;
+      attn_gemm_ns += GemmNs(mla_kv_b_, rows);
+      gemms_per_layer += 2;
+    }
+  }
+  double dense_mlp_ns = 0;
+  if (dense_mlp_layers_ > 0) dense_mlp_ns = GemmNs(dense_mlp_[0], tokens) + GemmNs(dense_mlp_[1], tokens);
+  double moe_ns = 0;
   if (expert_gemm_count_ > 0) {
     // T tokens each pick k of E experts; an expert is untouched by all of
     // them with probability (1 - k/E)^T, so E (1 - (1 - k/E)^T) experts are
@@ -404,11 +493,14 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
       touched /= ep_;
       routed *= expert_skew_ / ep_;
     }
-    for (int i = 0; i < expert_gemm_count_; ++i) gemm_layer_ns += GemmNs(expert_gemms_[i], routed, touched);
+    moe_ns = GemmNs(router_, tokens);
+    for (int i = 0; i < expert_gemm_count_; ++i) moe_ns += GemmNs(expert_gemms_[i], routed, touched);
+    for (int i = 0; i < shared_gemm_count_; ++i) moe_ns += GemmNs(shared_gemms_[i], tokens);
   }
-  const int64_t gemms_per_layer = dense_gemm_count_ + expert_gemm_count_;
-  b.gemm_ns = layers_ * gemm_layer_ns;
-  launches += static_cast<int64_t>(layers_) * gemms_per_layer;
+  b.gemm_ns = layers_ * attn_gemm_ns + dense_mlp_layers_ * dense_mlp_ns + moe_layers_ * moe_ns;
+  launches += static_cast<int64_t>(layers_) * gemms_per_layer +
+              static_cast<int64_t>(dense_mlp_layers_) * 2 +
+              static_cast<int64_t>(moe_layers_) * (1 + expert_gemm_count_ + shared_gemm_count_);
   const double sampled = dp_ > 1 ? std::ceil(shape.sampled_seqs * inv_dp) : shape.sampled_seqs;
   if (shape.sampled_seqs > 0) {
     b.lm_head_ns = GemmNs(lm_head_, sampled);
@@ -417,43 +509,64 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
   }
 
   // Attention, one kernel per layer for the prefill chunks and one for the
-  // decodes.
+  // decodes. Sliding-window layers see at most window_ keys per query: a
+  // chunk's pairs are capped at its tokens x window and the keys it reads
+  // at window + its tokens; a decode reads at most window keys. The caps
+  // apply to the batch's sums, which is exact when every context reaches
+  // the window and an upper bound otherwise.
+  const double full_layers = layers_ - sliding_layers_;
   if (shape.prefill_tokens > 0) {
+    const double tokens_here = static_cast<double>(shape.prefill_tokens) * inv_dp;
+    auto layer_ns = [&](double pairs, double kv_tokens) {
+      double compute = pairs * attn_flop_ns_;
+      const double memory = tokens_here * attn_prefill_token_ns_ + kv_tokens * attn_prefill_kv_ns_;
+      double fixed = launch_ns_;
+      if (options_.attention_shape) {
+        // Little work leaves the kernel far from its efficiency (tiles, waves).
+        const double work = pairs * attn_heads_;
+        compute *= 1 + std::pow(options_.attention_prefill_half_work / work, options_.attention_prefill_work_exponent);
+        fixed = options_.attention_prefill_kernel_us * 1e3;
+      }
+      return std::max(compute, memory) + fixed;
+    };
     const double pairs = static_cast<double>(shape.prefill_attn_pairs) * inv_dp;
-    double compute = pairs * attn_flop_ns_;
-    const double memory = (static_cast<double>(shape.prefill_tokens) * attn_prefill_token_ns_ +
-                           static_cast<double>(shape.prefill_kv_tokens) * attn_prefill_kv_ns_) *
-                          inv_dp;
-    double fixed = launch_ns_;
-    if (options_.attention_shape) {
-      // Little work leaves the kernel far from its efficiency (tiles, waves).
-      const double work = pairs * attn_heads_;
-      compute *= 1 + std::pow(options_.attention_prefill_half_work / work, options_.attention_prefill_work_exponent);
-      fixed = options_.attention_prefill_kernel_us * 1e3;
-    }
-    b.attention_prefill_ns = layers_ * (std::max(compute, memory) + fixed);
+    const double kv = static_cast<double>(shape.prefill_kv_tokens) * inv_dp;
+    b.attention_prefill_ns = full_layers * layer_ns(pairs, kv);
+    if (sliding_layers_ > 0)
+      b.attention_prefill_ns +=
+          sliding_layers_ * layer_ns(std::min(pairs, tokens_here * window_),
+                                     std::min(kv, tokens_here + shape.prefill_seqs * inv_dp * window_));
     launches += static_cast<int64_t>(layers_);
   }
   if (shape.decode_tokens > 0) {
+    const double tokens_here = static_cast<double>(shape.decode_tokens) * inv_dp;
+    auto layer_ns = [&](double kv) {
+      const double compute = kv * attn_decode_flop_ns_;
+      double memory = kv * attn_decode_kv_ns_ + tokens_here * attn_decode_token_ns_;
+      if (options_.attention_decode_half_work > 0 && kv > 0)
+        memory *= 1 + std::pow(options_.attention_decode_half_work / (kv * attn_kv_heads_),
+                               options_.attention_decode_work_exponent);
+      return std::max(compute, memory) + launch_ns_;
+    };
     const double kv = static_cast<double>(shape.decode_kv_tokens) * inv_dp;
-    const double compute = kv * attn_decode_flop_ns_;
-    double memory =
-        kv * attn_decode_kv_ns_ + static_cast<double>(shape.decode_tokens) * inv_dp * attn_decode_token_ns_;
-    if (options_.attention_decode_half_work > 0 && kv > 0)
-      memory *= 1 + std::pow(options_.attention_decode_half_work / (kv * attn_kv_heads_),
-                             options_.attention_decode_work_exponent);
-    b.attention_decode_ns = layers_ * (std::max(compute, memory) + launch_ns_);
+    b.attention_decode_ns = full_layers * layer_ns(kv);
+    if (sliding_layers_ > 0) {
+      // Each sequence's window plus its extra (speculated) tokens.
+      const double seqs = shape.decode_seqs * inv_dp;
+      b.attention_decode_ns += sliding_layers_ * layer_ns(std::min(kv, seqs * window_ + (tokens_here - seqs)));
+    }
     launches += static_cast<int64_t>(layers_);
   }
 
   b.elementwise_ns = tokens * elementwise_ns_per_token_ + elementwise_launches_ * launch_ns_;
   if (expert_gemm_count_ > 0)
-    b.moe_elementwise_ns = tokens * moe_elementwise_ns_per_token_ + layers_ * kMoeElementwiseKernelsPerLayer * launch_ns_;
+    b.moe_elementwise_ns =
+        tokens * moe_elementwise_ns_per_token_ + moe_layers_ * kMoeElementwiseKernelsPerLayer * launch_ns_;
   launches += elementwise_launches_;
 
   if (shard_.tp > 1) b.all_reduce_ns = all_reduces_ * AllReduceNs(tokens * ar_bytes_per_token_);
   if (dp_ > 1) {
-    b.all_to_all_ns = 2 * layers_ * (a2a_alpha_ns_ + moe_tokens * a2a_ns_per_token_);
+    b.all_to_all_ns = 2 * moe_layers_ * (a2a_alpha_ns_ + moe_tokens * a2a_ns_per_token_);
     b.all_reduce_ns += b.all_to_all_ns;
   }
   if (shard_.pp > 1) {

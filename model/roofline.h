@@ -199,20 +199,43 @@ class RooflinePerfModel final : public PerfModel {
   // Constants precomputed at construction so IterationNs is a few dozen
   // floating-point operations.
   double layers_ = 0;               // all layers: one batch passes every stage
+  double sliding_layers_ = 0;       // of them, sliding-window layers (ModelSpec::sliding_layers)
+  double window_ = 0;               // their window, in tokens
   double launch_ns_ = 0;
-  GemmCost dense_gemms_[4];         // QKV, O, MLP gate+up, MLP down (router for MoE)
-  int dense_gemm_count_ = 0;
+  // Every layer's attention projections: QKV and O; under multi-head latent
+  // attention the fused q_a + kv_a down-projection (replicated on every
+  // tensor-parallel GPU), q_b and O (split by heads).
+  GemmCost attn_gemms_[3];
+  int attn_gemm_count_ = 0;
+  // MLA: kv_b, the latent's up-projection to the heads' keys and values.
+  // Prefill multiplies every KV token the chunks read by it (the latent
+  // expanded to full heads); decode runs it absorbed, once per decode
+  // token (W_UK into the query, W_UV onto the output: half the matrix
+  // each).
+  bool mla_ = false;
+  GemmCost mla_kv_b_;
+  // Layers with a dense MLP (all of a dense model's; DeepSeek's leading
+  // dense_layers) and its gate+up and down products.
+  double dense_mlp_layers_ = 0;
+  GemmCost dense_mlp_[2];
+  // MoE layers: the router (replicated), one routed expert's gate+up and
+  // down, and the shared experts every token passes (split like a dense
+  // MLP).
+  double moe_layers_ = 0;
+  GemmCost router_;
   GemmCost expert_gemms_[2];        // MoE: one expert's gate+up and down
   int expert_gemm_count_ = 0;
+  GemmCost shared_gemms_[2];
+  int shared_gemm_count_ = 0;
   double experts_ = 0, top_k_ = 0;
   double log_expert_miss_ = 0;      // log(1 - k/E): P(an expert is untouched by one token)
   GemmCost lm_head_;                // per sampled sequence
   double elementwise_ns_per_token_ = 0;  // all layers + embedding + final norm
   double moe_elementwise_ns_per_token_ = 0;  // the MoE permute + combine share of it
   int64_t elementwise_launches_ = 0;
-  double attn_flop_ns_ = 0;         // ns per query-key pair per layer (4 * h * head_dim FLOPs)
+  double attn_flop_ns_ = 0;         // ns per prefill query-key pair per layer (4 * h * head_dim FLOPs)
   double attn_heads_ = 0;           // query heads on this GPU (the attention shape's work)
-  double attn_kv_heads_ = 0;        // KV heads on this GPU (the decode attention shape's work)
+  double attn_kv_heads_ = 0;        // KV heads on this GPU (the decode attention shape's work; 1 for MLA's latent)
   double attn_prefill_token_ns_ = 0;     // Q, K, V, O of one prefill token, per layer
   double attn_prefill_kv_ns_ = 0;        // one KV token read by prefill, per layer
   double attn_decode_flop_ns_ = 0;  // ns per decode context token per layer (compute)

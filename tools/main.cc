@@ -717,7 +717,7 @@ int CmdValidate(const std::string& path, const std::vector<std::string>& overrid
     // Placement and failures (docs/reliability.md).
     const FleetPlacement& fp = run->placement();
     const ScenarioSpec& sp = run->spec();
-    std::printf("  nodes     %d of %d GPUs in %d racks, zones:", fp.nodes(), sp.gpus_per_node, fp.racks);
+    std::printf("  nodes     %d of %d GPUs in %d racks, zones:", fp.nodes(), fp.gpus_per_node, fp.racks);
     for (const std::string& z : fp.zones) std::printf(" %s", z.c_str());
     std::printf("\n");
     for (const PoolPlan& p : run->pools())

@@ -348,8 +348,11 @@ struct Planner::Impl {
         if (s.speculative) {
           const SpeculativeSpec& sp = *s.speculative;
           // One chain of k guesses, as the simulation prices it.
+          // SGLang runs a model's own MTP layers with its EAGLE worker,
+          // read from the checkpoint.
           c += sp.method == "eagle" ? " --speculative-algorithm EAGLE --speculative-draft-model-path '<EAGLE head for " +
                                           model + ">'"
+               : sp.method == "mtp" ? std::string(" --speculative-algorithm EAGLE")
                                     : " --speculative-algorithm STANDALONE --speculative-draft-model-path " +
                                           (p.draft && !p.draft->hf_repo.empty() ? p.draft->hf_repo : sp.draft_model);
           c += " --speculative-num-steps " + std::to_string(sp.k) + " --speculative-eagle-topk 1" +
@@ -378,6 +381,8 @@ struct Planner::Impl {
           // An EAGLE head's checkpoint is the user's to name.
           if (sp.method == "eagle")
             cfg.update({{"method", "eagle"}, {"model", "<EAGLE head for " + model + ">"}});
+          else if (sp.method == "mtp")
+            cfg["method"] = "deepseek_mtp";  // the checkpoint's own MTP layers
           else
             cfg["model"] = p.draft && !p.draft->hf_repo.empty() ? p.draft->hf_repo : sp.draft_model;
           c += " --speculative-config '" + cfg.dump() + "'";

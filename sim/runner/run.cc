@@ -39,7 +39,12 @@ void RegisterBuiltins(Policies* policies) {
 
 FleetPlacement PlaceFleet(const ScenarioSpec& spec, const std::vector<PoolPlan>& pools) {
   FleetPlacement fp;
-  const int per_node = spec.gpus_per_node;
+  int per_node = spec.gpus_per_node;
+  if (per_node == 0) {
+    per_node = 8;
+    for (size_t i = 0; i < pools.size(); ++i)
+      per_node = i == 0 ? pools[i].gpu->scale_up.domain_gpus : std::min(per_node, pools[i].gpu->scale_up.domain_gpus);
+  }
   std::vector<int> zone_nodes;  // nodes placed so far per zone
   std::map<std::pair<int, int>, int> rack_ids;  // (zone, rack within it) -> id
   auto new_node = [&](int zone) {
@@ -252,6 +257,12 @@ Status ResolveModel(const PoolSpec& p, const Catalog& catalog, PoolPlan* plan, s
   return Status::Ok();
 }
 
+// A speculating head's size in target layers: the model's own
+// multi-token-prediction layers for method mtp, else head_layers.
+double HeadLayers(const SpeculativeSpec& sp, const ModelSpec& m) {
+  return sp.method == "mtp" ? m.mtp_layers : sp.head_layers;
+}
+
 // `profile_gpu`: the device the scenario's profile describes (null if none),
 // for GPU names the catalogue does not know. A model the pool owns (see
 // ResolveModel) goes to *owned.
@@ -397,11 +408,18 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
       mo.proposer_kv_bytes_per_token_per_gpu = KvBytesPerTokenPerGpu(d, ds);
     } else {
       // An EAGLE head: head_layers decoder layers of the target's shape (it
-      // shares the target's embedding and lm_head).
-      if (sp->head_layers > m.layers)
+      // shares the target's embedding and lm_head). Multi-token prediction
+      // (DeepSeek-V3 section 2.2) is the same shape: each module one
+      // decoder layer of the target's, sharing embedding and lm_head.
+      if (sp->method == "mtp" && m.mtp_layers == 0)
+        return Status::Invalid(sp->path + ".method: " + m.name +
+                               " has no multi-token-prediction layers (mtp_layers 0; config.json's "
+                               "num_nextn_predict_layers); use eagle or draft_model");
+      const double head_layers = HeadLayers(*sp, m);
+      if (head_layers > m.layers)
         return Status::Invalid(sp->path + ".head_layers: " + std::to_string(sp->head_layers) + " exceeds the " +
                                std::to_string(m.layers) + " layers of " + m.name);
-      const double per_layer = sp->head_layers / m.layers;
+      const double per_layer = head_layers / m.layers;
       ShardPlan ts;
       ts.tp = p.tp;
       const double layer_bytes = static_cast<double>(m.ParamCount() - m.EmbeddingParamCount()) * DTypeBytes(m.weight_dtype);
@@ -410,6 +428,7 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
           std::llround(per_layer * static_cast<double>(KvBytesPerTokenPerGpu(m, ts)));
     }
   }
+  mo.max_num_seqs = plan->limits.max_num_seqs;
   ModelSpec engine_model = m;  // the memory check is for one sequence of the engine's max_model_len
   engine_model.max_model_len = static_cast<int>(plan->max_model_len);
   FLEETSIM_RETURN_IF_ERROR(
@@ -460,6 +479,11 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
     }
     plan->spot_notice_s = p.spot_notice_s.value_or(cat && cat->notice_s ? *cat->notice_s : kDefaultSpotNoticeS);
   }
+  const ModelSpec& model = *plan->model;
+  if (model.GemmDType() == DType::kFp8 && plan->gpu->fp8_tflops <= 0)
+    plan->warnings.push_back(model.name + ": " + plan->gpu->name +
+                             " has no FP8 tensor cores: its FP8 products are priced at the bf16 peak (weights "
+                             "dequantised, as vLLM's Marlin FP8 kernels run them)");
   return Status::Ok();
 }
 
@@ -500,11 +524,6 @@ class SpeculatingPerf final : public PerfModel {
 // JSON paths.
 Status MakePerfModel(const ScenarioSpec& s, const PoolPlan& p, const Profile* profile,
                      std::unique_ptr<PerfModel>* out) {
-  const ModelSpec& model = *p.model;
-  if (model.mla || model.shared_experts > 0 || model.dense_layers > 0)
-    return Status::Invalid(s.file + ": " + p.spec->path + ".model: " + model.name +
-                           " is read and memory-planned, but the performance model cannot price multi-head latent "
-                           "attention, shared experts or leading dense layers yet (DeepSeek-V3), so it cannot run");
   std::unique_ptr<PerfModel> target;
   if (!profile) {
     target = std::make_unique<RooflinePerfModel>(*p.model, *p.gpu, p.shard, p.engine, PoolRooflineOptions(s, p));
@@ -537,8 +556,8 @@ Status MakePerfModel(const ScenarioSpec& s, const PoolPlan& p, const Profile* pr
     draft = std::make_unique<RooflinePerfModel>(*p.draft, *p.gpu, ds, p.engine, PoolRooflineOptions(s, p));
     cost.proposer = p.draft->name;
   } else {
-    cost.head_layer_fraction = sp.head_layers / p.model->layers;
-    cost.proposer = "eagle";
+    cost.head_layer_fraction = HeadLayers(sp, *p.model) / p.model->layers;
+    cost.proposer = sp.method;
   }
   *out = std::make_unique<SpeculatingPerf>(std::move(target), std::move(draft), cost);
   return Status::Ok();
@@ -1651,7 +1670,7 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     fp.pp = p.shard.pp;
     fp.ep = p.shard.ep;
     fp.dp = p.shard.dp;
-    if (p.spec->speculative) fp.speculative = p.draft ? p.draft->name : "eagle";
+    if (p.spec->speculative) fp.speculative = p.draft ? p.draft->name : p.spec->speculative->method;
     fp.replicas = p.spec->total_replicas();
     fp.gpus_per_replica = p.shard.gpus();
     fp.usd_per_gpu_hour = p.usd_per_gpu_hour;

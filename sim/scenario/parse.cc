@@ -837,11 +837,14 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
       SpeculativeSpec sp;
       sp.path = p.path + ".speculative";
       Obj so(o.At("speculative"), sp.path, "fleet.pools[].speculative", err);
-      if (const int m = so.Choice("method", {"draft_model", "eagle"}, false); m >= 0)
-        sp.method = m == 0 ? "draft_model" : "eagle";
+      if (const int m = so.Choice("method", {"draft_model", "eagle", "mtp"}, false); m >= 0)
+        sp.method = m == 0 ? "draft_model" : m == 1 ? "eagle" : "mtp";
       so.String("draft_model", &sp.draft_model, sp.method == "draft_model");
-      if (so.ok() && sp.method == "eagle" && so.Has("draft_model"))
-        so.Fail(sp.path + ".draft_model", "method eagle proposes with a head on the target; no draft model");
+      if (so.ok() && sp.method != "draft_model" && so.Has("draft_model"))
+        so.Fail(sp.path + ".draft_model", "method " + sp.method + " proposes with a head on the target; no draft model");
+      if (so.ok() && sp.method == "mtp" && so.Has("head_layers"))
+        so.Fail(sp.path + ".head_layers", "method mtp proposes with the model's own multi-token-prediction layers "
+                "(mtp_layers; num_nextn_predict_layers in config.json)");
       if (so.ok() && sp.method == "draft_model" && so.Has("head_layers"))
         so.Fail(sp.path + ".head_layers", "only for method eagle");
       so.Int("num_speculative_tokens", &sp.k, true);

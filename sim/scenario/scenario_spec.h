@@ -36,10 +36,14 @@ inline bool ModelIsFile(const std::string& model) { return EngineIsFile(model); 
 // (sim/cluster/speculation.h).
 struct SpeculativeSpec {
   std::string path;                   // "fleet.pools[0].speculative"
-  std::string method = "draft_model"; // "draft_model" (a zoo model) or "eagle" (a head on the target)
+  // "draft_model" (a zoo model), "eagle" (a head on the target) or "mtp"
+  // (the model's own multi-token-prediction layers, DeepSeek-V3's).
+  std::string method = "draft_model";
   std::string draft_model;            // method draft_model: a zoo name
   int k = 1;                          // num_speculative_tokens
-  double head_layers = 1;             // method eagle: the head's size in target layers (EAGLE: one decoder layer)
+  // Method eagle: the head's size in target layers (EAGLE: one decoder
+  // layer); method mtp: the model's mtp_layers, set when the run is built.
+  double head_layers = 1;
   double acceptance_mean = 0;         // alpha's mean
   double acceptance_concentration = 0;  // Beta's a + b; 0: alpha fixed at the mean
 };
@@ -226,7 +230,9 @@ struct ScenarioSpec {
   //   kPacked         GPUs in order, a replica may straddle two nodes;
   //   kSpread         every replica starts a node of its own.
   enum class Placement { kTopologyAware, kPacked, kSpread };
-  int gpus_per_node = 8;
+  // 0 (unset): the smallest scale_up.domain_gpus of the pools' GPUs, 8 on
+  // HGX boards and 72 on a GB200 NVL72 rack (one NVLink domain).
+  int gpus_per_node = 0;
   int nodes_per_rack = 4;
   Placement placement = Placement::kTopologyAware;
   // The network between nodes (sim/cluster/topology.h).

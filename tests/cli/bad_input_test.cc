@@ -136,8 +136,9 @@ std::vector<BadCase> BadCases() {
                              "\"bitsandbytes\""}));
     v.push_back(config_case("HfConfigMissingKey", [](json& c) { c.erase("hidden_size"); },
                             {"{dir}/cfg.json: hidden_size: missing required key"}));
-    BadCase ds = config_case("HfConfigDeepSeekIsNotPriced", [](json&) {},
-                             {"fleet.pools[0].model: {dir}/cfg.json", "multi-head latent attention"},
+    BadCase ds = config_case("HfConfigDeepSeekMtpLayers", [](json& c) { c["num_nextn_predict_layers"] = 99; },
+                             {"fleet.pools[0].model: {dir}/cfg.json: num_nextn_predict_layers: expected at most "
+                              "num_hidden_layers (61)"},
                              "deepseek-v3.json");
     json scenario = json::parse(ds.scenario);
     scenario["fleet"]["pools"][0]["gpu"] = "H200";
@@ -295,6 +296,14 @@ std::vector<BadCase> BadCases() {
                                                                    {"acceptance", 0.7}};
                         }),
                    {"fleet.pools[0].speculative.draft_model: ", "no draft model"}));
+  v.push_back(Case("SpeculativeMtpWithoutMtpLayers",
+                   With(g,
+                        [](json& j) {
+                          j["fleet"]["pools"][0]["speculative"] = {
+                              {"method", "mtp"}, {"num_speculative_tokens", 1}, {"acceptance", 0.85}};
+                        }),
+                   {"fleet.pools[0].speculative.method: ", "has no multi-token-prediction layers",
+                    "num_nextn_predict_layers"}));
   v.push_back(Case("SpeculativeWithoutAcceptance",
                    With(g,
                         [](json& j) {

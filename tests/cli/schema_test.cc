@@ -623,7 +623,7 @@ json ScenarioWith(const std::string& path, const json& v, const std::string& dis
     g["concurrency"] = 2;
   }
   if (path == "traffic.trace.start_s") j["traffic"]["trace"].erase("end_s");
-  if (path == "fleet.pools[].speculative.method" && v == "eagle")
+  if (path == "fleet.pools[].speculative.method" && (v == "eagle" || v == "mtp"))
     j["fleet"]["pools"][0]["speculative"].erase("draft_model");
   if (IsLengthKey(path) && LastKey(path) == "min") j[Pointer(path).parent_pointer()]["max"] = int64_t{1} << 30;
   // The replicas at time 0 stay within the autoscaler's bounds.

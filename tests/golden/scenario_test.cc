@@ -246,5 +246,67 @@ TEST(RouterAblation, PrefixAwareAndWeightedScorersBeatRoundRobinOnTtftP99) {
 }
 #endif
 
+
+// The bundled scenarios of the models people plan for now (docs/sharding.md):
+// each runs end to end, conserves its requests, keeps its load (no
+// overload) and its latency targets for nine in ten requests, with its
+// model's defining figures in the pool's plan. The published check of
+// DeepSeek-V3's roofline is in tests/fidelity/data/public_serving.json
+// (InferenceX's SGLang TP8 H200 sweep, held out).
+TEST(BundledModels, DeepSeekDisaggregatedWideEp) {
+  const ScenarioSpec spec = LoadBundled("deepseek-v3-h200-disagg");
+  std::unique_ptr<ScenarioRun> run;
+  ASSERT_TRUE(ScenarioRun::Build(spec, TheWorld().catalog, TheWorld().policies, &run).ok());
+  const PoolPlan& decode = run->pools()[1];
+  EXPECT_EQ(decode.shard.ep, 32);
+  EXPECT_EQ(decode.shard.dp, 32);
+  // One 576-element bf16 latent per token and layer, whole on every rank.
+  EXPECT_EQ(decode.memory.kv_bytes_per_token_per_gpu, 61 * 576 * 2);
+  // Six nodes: two TP8 prefill replicas, the decode replica on four.
+  EXPECT_EQ(run->placement().nodes(), 6);
+  const Outcome o = RunSpec(spec, spec.seed, "deepseek");
+  ExpectConservation(o.summary);
+  EXPECT_FALSE(o.summary.overloaded);
+  EXPECT_GT(o.summary.completed, 0.99 * o.summary.arrived);
+  ASSERT_TRUE(o.summary.attainment.has_value());
+  EXPECT_GT(*o.summary.attainment, 0.9);
+}
+
+TEST(BundledModels, Qwen3MoeAndGptOssOnOneH100) {
+  for (const char* name : {"qwen3-30b-a3b-h100", "gpt-oss-120b-h100"}) {
+    SCOPED_TRACE(name);
+    const ScenarioSpec spec = LoadBundled(name);
+    std::unique_ptr<ScenarioRun> run;
+    ASSERT_TRUE(ScenarioRun::Build(spec, TheWorld().catalog, TheWorld().policies, &run).ok());
+    const PoolPlan& p = run->pools()[0];
+    EXPECT_EQ(p.shard.gpus(), 1);
+    EXPECT_GT(p.memory.kv_tokens(), 50000);
+    if (std::string(name) == "gpt-oss-120b-h100") EXPECT_GT(p.memory.sliding_window_reserve_bytes, 0);
+    const Outcome o = RunSpec(spec, spec.seed, name);
+    ExpectConservation(o.summary);
+    EXPECT_FALSE(o.summary.overloaded);
+    EXPECT_GT(o.summary.completed, 0.95 * o.summary.arrived);
+    ASSERT_TRUE(o.summary.attainment.has_value());
+    EXPECT_GT(*o.summary.attainment, 0.9);
+  }
+}
+
+// A GB200 NVL72 rack is one NVLink domain: a pool's nodes default to 72
+// GPUs, so DeepSeek-V3 at EP64 stays inside one.
+TEST(BundledModels, Gb200NodesAreWholeNvlinkDomains) {
+  ScenarioSpec spec;
+  const Status parsed = ParseScenario(R"({
+    "name": "gb200", "seed": 1, "model": "DeepSeek-V3",
+    "fleet": {"pools": [{"name": "rack", "gpu": "GB200", "replicas": 1, "tp": 1, "ep": 64, "dp_attention": true}]},
+    "traffic": {"generator": {"arrival": "poisson", "rate_per_s": 1, "prompt_tokens": 100, "output_tokens": 10}},
+    "duration_s": 1})", "gb200.json", ".", &spec);
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  std::unique_ptr<ScenarioRun> run;
+  const Status s = ScenarioRun::Build(spec, TheWorld().catalog, TheWorld().policies, &run);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(run->placement().gpus_per_node, 72);
+  EXPECT_EQ(run->placement().nodes(), 1);
+}
+
 }  // namespace
 }  // namespace fleetsim

@@ -71,12 +71,12 @@ const char* const kGpu = R"({
 TEST(Catalog, LoadsEveryBuiltinModelGpuAndEngine) {
   Catalog c = Builtin();
   EXPECT_EQ(c.ModelNames(),
-            (std::vector<std::string>{"Llama-2-70B", "Llama-2-7B", "Llama-3.1-405B", "Llama-3.1-70B",
+            (std::vector<std::string>{"DeepSeek-V3", "Llama-2-70B", "Llama-2-7B", "Llama-3.1-405B", "Llama-3.1-70B",
                                       "Llama-3.1-70B-FP8", "Llama-3.1-8B", "Llama-3.1-8B-FP8", "Mistral-7B",
                                       "Mixtral-8x7B", "Qwen2.5-0.5B", "Qwen2.5-1.5B", "Qwen2.5-14B", "Qwen2.5-32B", "Qwen2.5-3B",
-                                      "Qwen2.5-72B", "Qwen2.5-7B", "Qwen3-4B", "tiny"}));
-  EXPECT_EQ(c.GpuNames(), (std::vector<std::string>{"A100-40G", "A100-80G", "B200", "H100-SXM",
-                                                    "H200", "L40S", "MI300X"}));
+                                      "Qwen2.5-72B", "Qwen2.5-7B", "Qwen3-30B-A3B", "Qwen3-4B", "gpt-oss-120b", "tiny"}));
+  EXPECT_EQ(c.GpuNames(), (std::vector<std::string>{"A100-40G", "A100-80G", "B200", "GB200", "H100-SXM", "H20",
+                                                    "H200", "L40S", "MI300X", "MI325X"}));
   EXPECT_EQ(c.EngineNames(), (std::vector<std::string>{"fleetsim_live", "sglang", "vllm", "vllm_v0"}));
   EXPECT_EQ(c.FindModel("Llama-9"), nullptr);
   ASSERT_NE(c.FindEngine("vllm"), nullptr);
@@ -284,10 +284,33 @@ TEST(Catalog, RejectsUnknownKey) {
   Catalog c;
   Status s = c.AddModelJson(Replace(kModel, "\"layers\"", "\"layer\""), "m.json");
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.message().rfind("m.json: layer: unknown key (known: compute_dtype, ", 0), 0u)
+  EXPECT_EQ(s.message().rfind("m.json: layer: unknown key (known: attention_sinks, compute_dtype, ", 0), 0u)
       << s.message();
   s = c.AddGpuJson(Replace(kGpu, "\"links\"", "\"lnks\""), "H2000.json");
   EXPECT_EQ(s.message().rfind("H2000.json: scale_up.lnks: unknown key", 0), 0u) << s.message();
+}
+
+// The keys of latent attention, sliding windows and expert-only
+// quantisation are checked together, each error naming its key.
+TEST(Catalog, RejectsInconsistentArchitectureKeys) {
+  auto error = [](const std::string& extra) {
+    Catalog c;
+    return c.AddModelJson(Replace(kModel, "\"name\": \"m\",", "\"name\": \"m\", " + extra), "m.json").message();
+  };
+  EXPECT_EQ(error("\"sliding_window\": 128,"), "m.json: sliding_layers: required with sliding_window");
+  EXPECT_EQ(error("\"sliding_window\": 128, \"sliding_layers\": 2,"),
+            "m.json: sliding_layers: expected fewer than layers (2): a model of sliding-window layers alone is not "
+            "modelled");
+  EXPECT_EQ(error("\"expert_weight_dtype\": \"fp4\","), "m.json: expert_weight_dtype: only for an MoE model (experts > 0)");
+  EXPECT_EQ(error("\"quant_group_bytes\": 2,"), "m.json: quant_group_size: required with quant_group_bytes");
+  EXPECT_EQ(error("\"shared_experts\": 1,"), "m.json: shared_experts: only for an MoE model (experts > 0)");
+  EXPECT_EQ(error("\"mla\": {\"q_lora_rank\": 0, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 32, "
+                  "\"qk_rope_head_dim\": 16, \"v_head_dim\": 32},"),
+            "m.json: head_dim: expected mla.qk_nope_head_dim + mla.qk_rope_head_dim (48)");
+  Catalog ok;
+  const Status s = ok.AddModelJson(Replace(kModel, "\"name\": \"m\",", "\"name\": \"m\", \"sliding_window\": 64, \"sliding_layers\": 1,"), "m.json");
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(ok.FindModel("m")->sliding_layers, 1);
 }
 
 TEST(Catalog, RejectsMissingKey) {
@@ -374,6 +397,22 @@ TEST(JoinNames, SeparatesWithCommas) {
   EXPECT_EQ(JoinNames({}), "");
   EXPECT_EQ(JoinNames({"A"}), "A");
   EXPECT_EQ(JoinNames({"A", "B", "C"}), "A, B, C");
+}
+
+
+// Blackwell's FP4 peak, and a GB200 NVL72 rack as one NVLink domain of 72.
+TEST(Catalog, Gb200IsOneNvlinkDomainOf72WithAnFp4Peak) {
+  Catalog c = Builtin();
+  const GpuSpec* gb200 = c.FindGpu("GB200");
+  ASSERT_NE(gb200, nullptr);
+  EXPECT_EQ(gb200->scale_up.domain_gpus, 72);
+  EXPECT_DOUBLE_EQ(gb200->PeakTflops(DType::kFp4), 10000);
+  EXPECT_EQ(c.FindGpu("B200")->scale_up.domain_gpus, 8);
+  EXPECT_DOUBLE_EQ(c.FindGpu("B200")->PeakTflops(DType::kFp4), 9000);
+  // Before Blackwell, FP4 weights multiply at the bf16 peak.
+  EXPECT_DOUBLE_EQ(c.FindGpu("H100-SXM")->PeakTflops(DType::kFp4), c.FindGpu("H100-SXM")->bf16_tflops);
+  EXPECT_EQ(ParseDType("fp4"), DType::kFp4);
+  EXPECT_DOUBLE_EQ(DTypeBytes(DType::kFp4), 0.5);
 }
 
 }  // namespace

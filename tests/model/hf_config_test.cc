@@ -197,8 +197,80 @@ TEST_F(HfConfigTest, DeepSeekV3CountsTo671BAndKeepsALatentKv) {
   const Status s = PlanMemory(m, *catalog_.FindGpu("H200"), tp8, MemoryOptions{}, &plan);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_GT(plan.kv_blocks, 0);
-  ASSERT_FALSE(hf.warnings.empty());
-  EXPECT_NE(hf.warnings.front().find("num_nextn_predict_layers"), std::string::npos);
+  // The multi-token-prediction module is read, for speculative.method mtp.
+  EXPECT_EQ(m.mtp_layers, 1);
+  EXPECT_TRUE(hf.warnings.empty()) << hf.warnings.front();
+}
+
+// Qwen3-30B-A3B: per layer, attention 2048 x 4096 (Q) + 2 x 2048 x 512
+// (K, V) + 4096 x 2048 (O) = 18,874,368 (q_norm and k_norm, 256, are not
+// counted: norms are under a per mille), 128 experts
+// of 3 x 2048 x 768 = 603,979,776, router 2048 x 128 = 262,144, two norms
+// 4096; embedding and lm_head 2 x 151936 x 2048; final norm 2048: 30.53B,
+// the model card's 30.5B. The catalogue's entry is the same model.
+TEST_F(HfConfigTest, Qwen3MoeCountsTo30BAndMatchesTheCatalogue) {
+  HfModel hf;
+  ASSERT_TRUE(LoadHfConfigFile(DataPath("qwen3-30b-a3b.json"), &hf).ok());
+  const ModelSpec& m = hf.spec;
+  const int64_t layer = 18874368 + 603979776 + 262144 + 4096;
+  EXPECT_EQ(m.ParamCount(), 48 * layer + 2 * int64_t{151936} * 2048 + 2048);
+  EXPECT_NEAR(static_cast<double>(m.ParamCount()), 30.5e9, 30.5e9 * 0.005);
+  EXPECT_EQ(m.experts, 128);
+  EXPECT_EQ(m.experts_top_k, 8);
+  EXPECT_EQ(m.intermediate, 768);
+  EXPECT_TRUE(m.qk_norm);
+  EXPECT_EQ(m.KvBytesPerToken(), 48 * 2 * 4 * 128 * 2);
+  EXPECT_TRUE(hf.warnings.empty()) << hf.warnings.front();
+  const ModelSpec* zoo = catalog_.FindModel("Qwen3-30B-A3B");
+  ASSERT_NE(zoo, nullptr);
+  EXPECT_EQ(zoo->ParamCount(), m.ParamCount());
+  EXPECT_EQ(zoo->KvBytesPerToken(), m.KvBytesPerToken());
+
+  json c = ReadConfig("qwen3-30b-a3b.json");
+  c["decoder_sparse_step"] = 2;
+  EXPECT_NE(ParseError(c).find("cfg.json: decoder_sparse_step: "), std::string::npos);
+  c = ReadConfig("qwen3-30b-a3b.json");
+  c["mlp_only_layers"] = {0, 1};
+  EXPECT_NE(ParseError(c).find("cfg.json: mlp_only_layers: "), std::string::npos);
+}
+
+// gpt-oss-120b: per layer, attention 2880 x 4096 (Q) + 2 x 2880 x 512
+// (K, V) + 4096 x 2880 (O) = 26,542,080, 128 experts of 3 x 2880 x 2880
+// = 3,185,049,600, router 2880 x 128 = 368,640, two norms 5760;
+// embedding and lm_head 2 x 201088 x 2880; final norm 2880: 116.83B, the
+// model card's 116.8B. MXFP4 experts: 4.25 bits per weight; the rest bf16.
+TEST_F(HfConfigTest, GptOssReadsSlidingLayersSinksAndMxfp4Experts) {
+  HfModel hf;
+  ASSERT_TRUE(LoadHfConfigFile(DataPath("gpt-oss-120b.json"), &hf).ok());
+  const ModelSpec& m = hf.spec;
+  const int64_t experts = int64_t{36} * 3185049600;
+  const int64_t embedding = 2 * int64_t{201088} * 2880;
+  EXPECT_EQ(m.ParamCount(), 36 * (26542080 + 3185049600 + 368640 + 5760) + embedding + 2880);
+  EXPECT_NEAR(static_cast<double>(m.ParamCount()), 116.8e9, 116.8e9 * 0.005);
+  EXPECT_EQ(m.sliding_layers, 18);
+  EXPECT_EQ(m.sliding_window, 128);
+  EXPECT_TRUE(m.attention_sinks);
+  ASSERT_TRUE(m.expert_weight_dtype.has_value());
+  EXPECT_EQ(*m.expert_weight_dtype, DType::kFp4);
+  EXPECT_EQ(m.weight_dtype, DType::kBf16);
+  EXPECT_EQ(m.RoutedExpertParamCount(), experts);
+  const double bytes = (m.ParamCount() - experts) * 2.0 + experts * (0.5 + 1.0 / 32);
+  EXPECT_NEAR(static_cast<double>(m.WeightBytes()), bytes, 1);
+  // About 65 GB: one 80 GB H100 holds it.
+  EXPECT_NEAR(static_cast<double>(m.WeightBytes()), 65.2e9, 0.2e9);
+  const ModelSpec* zoo = catalog_.FindModel("gpt-oss-120b");
+  ASSERT_NE(zoo, nullptr);
+  EXPECT_EQ(zoo->ParamCount(), m.ParamCount());
+  EXPECT_EQ(zoo->WeightBytes(), m.WeightBytes());
+  EXPECT_EQ(zoo->sliding_layers, m.sliding_layers);
+
+  json c = ReadConfig("gpt-oss-120b.json");
+  c["layer_types"][3] = "chunked_attention";
+  EXPECT_NE(ParseError(c).find("cfg.json: layer_types: unknown layer type"), std::string::npos);
+  c = ReadConfig("gpt-oss-120b.json");
+  c["layer_types"].erase(0);
+  EXPECT_NE(ParseError(c).find("cfg.json: layer_types: expected an array of num_hidden_layers (36)"),
+            std::string::npos);
 }
 
 TEST_F(HfConfigTest, UnknownKeysAreWarningsNotErrors) {

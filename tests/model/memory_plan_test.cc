@@ -196,5 +196,32 @@ TEST(PlanMemory, RejectsBadShardsAndOptions) {
   EXPECT_FALSE(PlanMemory(m, h100, Tp(1), bad, &plan).ok());
 }
 
+
+// gpt-oss-120b on one H100: 65 GB of weights (MXFP4 experts); the 18
+// full-attention layers keep 2 x 8 x 64 bf16 per token and layer for the
+// whole context, the 18 sliding ones a window of 128 tokens + one block per
+// running sequence (vLLM's hybrid KV cache manager), so the full 131072-token
+// context fits where counting every layer at full length would not.
+TEST(PlanMemory, GptOssSlidingLayersKeepAWindowPerSequence) {
+  const ModelSpec m = BuiltinModel("gpt-oss-120b");
+  MemoryOptions o;
+  o.max_num_seqs = 256;
+  MemoryPlan plan;
+  const Status s = PlanMemory(m, BuiltinGpu("H100-SXM"), Tp(1), o, &plan);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(plan.weight_bytes_per_gpu, m.WeightBytes());
+  EXPECT_EQ(plan.kv_bytes_per_token_per_gpu, 18 * 2 * 8 * 64 * 2);
+  EXPECT_EQ(plan.sliding_window_reserve_bytes, int64_t{256} * (128 + 16) * 18 * 2 * 8 * 64 * 2);
+  EXPECT_EQ(plan.kv_bytes_per_gpu, plan.budget_bytes_per_gpu - plan.weight_bytes_per_gpu -
+                                       plan.activation_reserve_bytes - plan.sliding_window_reserve_bytes);
+  EXPECT_EQ(plan.kv_blocks, plan.kv_bytes_per_gpu / (16 * plan.kv_bytes_per_token_per_gpu));
+  // Every layer at full length would need 131072 x 73728 bytes for one
+  // sequence: 9 GiB, past the budget beside 60.7 GiB of weights.
+  ModelSpec all_full = m;
+  all_full.sliding_layers = 0;
+  all_full.sliding_window = 0;
+  EXPECT_FALSE(PlanMemory(all_full, BuiltinGpu("H100-SXM"), Tp(1), o, &plan).ok());
+}
+
 }  // namespace
 }  // namespace fleetsim

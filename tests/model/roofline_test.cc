@@ -333,3 +333,108 @@ TEST(Roofline, Fp8CheckpointKeepsItsLmHeadInBf16) {
 
 }  // namespace
 }  // namespace fleetsim
+
+namespace fleetsim {
+namespace {
+
+// DeepSeek-V3's multi-head latent attention (model/roofline.h), by hand on
+// an H200 at the constant efficiencies (60% of the 989 TFLOP/s bf16 peak
+// for attention; 85% of 4.8 TB/s for attention and GEMM reads).
+constexpr double kH200AttnFlopsPerNs = 989e3 * 0.6, kH200BytesPerNs = 4800 * 0.85;
+
+// Decode is absorbed: every head attends over the one 576-element latent
+// (512 + 64 rotary) per KV token, read once for all heads: 1152 bytes per
+// token and layer, against 2 h (2 x 512 + 64) FLOPs for h heads. With 16
+// heads per GPU (tp 8) a KV token costs 34,816 FLOPs to 1152 bytes:
+// memory-bound. Data-parallel attention puts all 128 heads on each GPU:
+// 278,528 FLOPs per KV token, past the H200's ridge, so compute-bound;
+// which is why FlashMLA quotes both ceilings.
+TEST(RooflineMla, DeepSeekDecodeReadsOneLatentAndTurnsComputeBoundWithAllHeads) {
+  const ModelSpec m = BuiltinModel("DeepSeek-V3");
+  const GpuSpec h200 = BuiltinGpu("H200");
+  const int64_t x = 40000;
+  RooflinePerfModel tp8(m, h200, Tp(8), NoCpu(), NoLaunch());
+  const double per_kv_tp8 = tp8.Explain(Decode(1, 2 * x)).attention_decode_ns - tp8.Explain(Decode(1, x)).attention_decode_ns;
+  const double memory = 61.0 * x * 576 * 2 / kH200BytesPerNs;
+  EXPECT_NEAR(per_kv_tp8, memory, 1e-6 * memory);
+
+  RooflinePerfModel dp(m, h200, Ep(1, 8), NoCpu(), NoLaunch());
+  // Eight sequences, one per rank, each of context x and 2x.
+  const double per_kv_dp = dp.Explain(Decode(8, 2 * x)).attention_decode_ns - dp.Explain(Decode(8, x)).attention_decode_ns;
+  const double compute = 61.0 * x * 2 * 128 * (2 * 512 + 64) / kH200AttnFlopsPerNs;
+  EXPECT_NEAR(per_kv_dp, compute, 1e-6 * compute);
+  EXPECT_GT(compute, 61.0 * x * 576 * 2 / kH200BytesPerNs);
+}
+
+// Prefill runs as multi-head attention over the up-projected keys (128 +
+// 64 rotary) and values (128): 2 h (192 + 128) FLOPs per query-key pair;
+// kv_b expands every KV token the chunk reads (a GEMM of those rows).
+TEST(RooflineMla, DeepSeekPrefillIsMultiHeadOverExpandedKeys) {
+  const ModelSpec m = BuiltinModel("DeepSeek-V3");
+  RooflinePerfModel tp8(m, BuiltinGpu("H200"), Tp(8), NoCpu(), NoLaunch());
+  const BatchShape s = Prefill(8192);
+  const double pairs = static_cast<double>(s.prefill_attn_pairs);
+  const double compute = 61.0 * pairs * 2 * 16 * (192 + 128) / kH200AttnFlopsPerNs;
+  EXPECT_NEAR(tp8.Explain(s).attention_prefill_ns, compute, 1e-6 * compute);
+}
+
+// One decode token at tp 8 reads, per GPU: every layer's fused q_a + kv_a
+// down-projection (replicated), its 16 heads' share of q_b and O and the
+// absorbed kv_b; the 3 leading dense layers' 18432-column MLP / 8; and in
+// each of the 58 MoE layers the router, the 8 routed experts' and the
+// shared expert's 2048 columns / 8; all FP8 with one fp32 scale per
+// 128 x 128 block, at 85% of 4.8 TB/s.
+TEST(RooflineMla, DeepSeekDecodeAtBatchOneReadsDenseSharedAndRoutedWeights) {
+  const ModelSpec m = BuiltinModel("DeepSeek-V3");
+  RooflinePerfModel tp8(m, BuiltinGpu("H200"), Tp(8), NoCpu(), NoLaunch());
+  const double attention = 7168.0 * (1536 + 576) + 1536.0 * 16 * 192 + 16.0 * 128 * 7168 + 512.0 * 16 * 256;
+  const double dense = 3.0 * 7168 * 18432 / 8;
+  const double moe = 7168.0 * 256 + (8 + 1) * 3.0 * 7168 * 2048 / 8;
+  const double bytes = (61 * attention + 3 * dense + 58 * moe) * (1 + 4.0 / 16384);
+  const RooflinePerfModel::Breakdown b = tp8.Explain(Decode(1, 1));
+  const double expected = bytes / kH200BytesPerNs;
+  // Activations in and out of each product add under 1%.
+  EXPECT_NEAR(b.gemm_ns - b.lm_head_ns, expected, 0.01 * expected);
+  EXPECT_GT(b.gemm_ns - b.lm_head_ns, expected);
+}
+
+// FP8 checkpoints that quantise activations (DeepSeek-V3's block-scaled
+// FP8) multiply at the FP8 peak: a 16384-token prefill's GEMMs take little
+// more than half the time of the same model's at the bf16 peak (the routed
+// experts, 512 rows each at tp 8, are near the ridge at FP8 and do not halve).
+TEST(RooflineMla, Fp8GemmsRunAtTheFp8Peak) {
+  ModelSpec fp8 = BuiltinModel("DeepSeek-V3");
+  ModelSpec bf16 = fp8;
+  bf16.gemm_dtype.reset();
+  const GpuSpec h200 = BuiltinGpu("H200");
+  const double a = RooflinePerfModel(fp8, h200, Tp(8), NoCpu(), NoLaunch()).Explain(Prefill(16384)).gemm_ns;
+  const double b = RooflinePerfModel(bf16, h200, Tp(8), NoCpu(), NoLaunch()).Explain(Prefill(16384)).gemm_ns;
+  EXPECT_GT(a / b, 0.5);
+  EXPECT_LT(a / b, 0.65);
+}
+
+
+// gpt-oss-120b's sliding layers (18 of 36, window 128) read at most 128
+// keys per decode: past the window, a longer context costs only the 18
+// full layers' K and V (2 x 8 x 64 bf16 per token and layer, at 85% of
+// 3.35 TB/s).
+TEST(RooflineSlidingWindow, GptOssLongContextCostsOnlyTheFullLayers) {
+  const ModelSpec m = BuiltinModel("gpt-oss-120b");
+  RooflinePerfModel h100(m, BuiltinGpu("H100-SXM"), Tp(1), NoCpu(), NoLaunch());
+  const int64_t x = 20000;
+  const double per_kv = h100.Explain(Decode(4, 2 * x)).attention_decode_ns - h100.Explain(Decode(4, x)).attention_decode_ns;
+  const double full = 18.0 * 4 * x * 2 * 8 * 64 * 2 / (3350 * 0.85);
+  EXPECT_NEAR(per_kv, full, 1e-6 * full);
+  // A prefill of 8192 tokens: the sliding layers see 128 keys per query.
+  ModelSpec dense_attention = m;
+  dense_attention.sliding_layers = 0;
+  dense_attention.sliding_window = 0;
+  RooflinePerfModel all_full(dense_attention, BuiltinGpu("H100-SXM"), Tp(1), NoCpu(), NoLaunch());
+  const double windowed = h100.Explain(Prefill(8192)).attention_prefill_ns;
+  const double whole = all_full.Explain(Prefill(8192)).attention_prefill_ns;
+  EXPECT_LT(windowed, 0.55 * whole);  // the windowed layers then read their Q, K, V and O
+  EXPECT_GT(windowed, 0.5 * whole);
+}
+
+}  // namespace
+}  // namespace fleetsim
