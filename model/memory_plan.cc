@@ -148,7 +148,10 @@ Status PlanMemory(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& s
     // rank holds its own copy), and both pp ways.
     const int64_t expert = ExpertWeightBytes(model);
     const int64_t rest = model.WeightBytes() - expert;
-    const int64_t per_stage_gpu = (expert + shard.ep - 1) / shard.ep + (rest + shard.tp - 1) / shard.tp;
+    // Redundant copies (an EPLB balancer's) add their weights across the group.
+    const int64_t copies = std::llround(static_cast<double>(expert) *
+                                        (1.0 + static_cast<double>(options.redundant_experts) / model.experts));
+    const int64_t per_stage_gpu = (copies + shard.ep - 1) / shard.ep + (rest + shard.tp - 1) / shard.tp;
     plan.weight_bytes_per_gpu = (per_stage_gpu + shard.pp - 1) / shard.pp + options.proposer_weight_bytes_per_gpu;
   } else {
     plan.weight_bytes_per_gpu = (model.WeightBytes() + gpus - 1) / gpus + options.proposer_weight_bytes_per_gpu;

@@ -24,6 +24,8 @@ struct MemoryOptions {
   // The engine's running-sequence limit: a model's sliding-window layers
   // keep a window of KV per running sequence (see MemoryPlan).
   int64_t max_num_seqs = 256;
+  // Expert copies a balancer adds across the ep GPUs (RooflineOptions).
+  int redundant_experts = 0;
 };
 
 struct MemoryPlan {

@@ -268,6 +268,8 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
   dp_ = shard.dp;
   FLEETSIM_CHECK(options.expert_load_skew >= 1);
   expert_skew_ = options.expert_load_skew;
+  FLEETSIM_CHECK(options.redundant_experts >= 0);
+  expert_copies_ = model.is_moe() ? 1.0 + static_cast<double>(options.redundant_experts) / model.experts : 1.0;
   if (shard.dp > 1) {
     // Per MoE layer and way: each GPU sends its 1/ep of the tokens' k
     // copies, (ep - 1)/ep of them to other GPUs.
@@ -490,7 +492,7 @@ RooflinePerfModel::Breakdown RooflinePerfModel::Explain(const BatchShape& shape)
     if (ep_ > 1) {
       // This GPU's E / ep experts: its share of the touched ones, and the
       // busiest GPU's share of the routed rows.
-      touched /= ep_;
+      touched *= expert_copies_ / ep_;
       routed *= expert_skew_ / ep_;
     }
     moe_ns = GemmNs(router_, tokens);

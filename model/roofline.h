@@ -83,6 +83,10 @@ struct RooflineOptions {
   // Expert parallelism: routed rows on the busiest GPU over the mean (1:
   // the router spreads tokens evenly). The step waits for that GPU.
   double expert_load_skew = 1;
+  // Expert copies an EPLB-style balancer adds across the ep GPUs: each GPU
+  // holds (experts + redundant_experts) / ep of them, so reads that many of
+  // the touched experts' weights.
+  int redundant_experts = 0;
   // The kernels' times as a ProfilePerfModel prices them (GEMMs with the
   // lm_head, elementwise ops, prefill and decode attention, whether from
   // the profile or the roofline) multiplied by this; RooflinePerfModel
@@ -255,6 +259,7 @@ class RooflinePerfModel final : public PerfModel {
   // rank and each MoE layer sends its routed copies there and back.
   int ep_ = 1, dp_ = 1;
   double expert_skew_ = 1;
+  double expert_copies_ = 1;        // (experts + redundant copies) / experts
   double a2a_alpha_ns_ = 0;         // per all-to-all
   double a2a_ns_per_token_ = 0;     // per token entering the MoE layer, one way
   double pp_fixed_ns_ = 0;          // pipeline sends: latency

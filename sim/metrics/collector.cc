@@ -680,6 +680,8 @@ std::string SummaryToJson(const Summary& s) {
     w.Key("pp").Int(p.pp);
     if (p.ep > 1) w.Key("ep").Int(p.ep);
     if (p.dp > 1) w.Key("dp").Int(p.dp);
+    if (p.expert_load_skew != 1) w.Key("expert_load_skew").Double(p.expert_load_skew);
+    if (p.redundant_experts > 0) w.Key("redundant_experts").Int(p.redundant_experts);
     if (!p.speculative.empty()) w.Key("speculative").String(p.speculative);
     w.Key("gpus").Int(static_cast<int64_t>(p.replicas) * p.gpus_per_replica);
     w.Key("scheduler").String(p.scheduler);

@@ -79,6 +79,8 @@ struct RunFacts {
     bool async_scheduling = false;  // the engine overlaps scheduling with the GPU's step
     int tp = 1, pp = 1;
     int ep = 1, dp = 1;  // written when above 1
+    double expert_load_skew = 1;  // ep > 1: the busiest GPU's routed tokens over the mean, written when above 1
+    int redundant_experts = 0;    // a balancer's expert copies, written when above 0
     std::string speculative;  // the proposer ("Llama-3.1-8B", "eagle"); empty: none
     int replicas = 0;
     int gpus_per_replica = 0;

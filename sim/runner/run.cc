@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "base/sha256.h"
+#include "model/expert_balance.h"
 #include "model/hf_config.h"
 #include "model/profile.h"
 #include "model/profile_perf_model.h"
@@ -295,8 +296,11 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
                               " layers of " + m.name);
   plan->shard.tp = p.tp;
   plan->shard.pp = p.pp;
-  if (p.ep > 1 || p.dp_attention || p.expert_load_skew != 1) {
-    const std::string ep_path = p.path + (p.ep > 1 ? ".ep" : p.dp_attention ? ".dp_attention" : ".expert_load_skew");
+  if (p.ep > 1 || p.dp_attention || p.expert_load_skew != 1 || p.expert_balance) {
+    const std::string ep_path = p.path + (p.ep > 1            ? ".ep"
+                                          : p.dp_attention    ? ".dp_attention"
+                                          : p.expert_balance  ? ".expert_balance"
+                                                              : ".expert_load_skew");
     if (!m.is_moe()) return Status::Invalid(ep_path + ": " + m.name + " is not a mixture of experts");
     if (p.ep <= 1) return Status::Invalid(ep_path + ": needs expert parallelism (ep > 1)");
     if (m.experts % p.ep != 0)
@@ -317,6 +321,29 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
                              std::to_string(p.pp) + ") is not modelled");
     plan->shard.ep = p.ep;
     plan->shard.dp = p.dp_attention ? p.ep / p.tp : 1;
+    plan->expert_load_skew = p.expert_load_skew;
+    if (p.expert_balance) {
+      const PoolSpec::ExpertBalanceSpec& eb = *p.expert_balance;
+      const std::string where = p.path + ".expert_balance";
+      if (!eb.loads.empty() && static_cast<int>(eb.loads.size()) != m.experts)
+        return Status::Invalid(where + ".loads: " + std::to_string(eb.loads.size()) + " loads for the " +
+                               std::to_string(m.experts) + " experts of " + m.name);
+      const int redundant = eb.redundant_experts.value_or(0);
+      if ((m.experts + redundant) % p.ep != 0)
+        return Status::Infeasible(where + ".redundant_experts: " + std::to_string(m.experts) + " experts + " +
+                                  std::to_string(redundant) + " redundant copies do not divide over ep " +
+                                  std::to_string(p.ep) + " GPUs");
+      const std::vector<double> loads = eb.loads.empty() ? ZipfLoads(m.experts, *eb.zipf_s) : eb.loads;
+      plan->expert_load_skew = BalanceExperts(loads, p.ep, eb.redundant_experts).skew;
+      plan->redundant_experts = redundant;
+      if (eb.loads.empty()) {
+        char skew[64];
+        std::snprintf(skew, sizeof skew, "%.3f", plan->expert_load_skew);
+        plan->warnings.push_back("expert_balance.zipf_s: the experts' popularity is synthetic (no published routing "
+                                 "distribution of " + m.name + "); the busiest GPU's load comes to " + skew +
+                                 "x the mean; give measured loads");
+      }
+    }
   }
   if (!p.layer_split.empty()) {
     int64_t sum = 0;
@@ -429,6 +456,7 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
     }
   }
   mo.max_num_seqs = plan->limits.max_num_seqs;
+  mo.redundant_experts = plan->redundant_experts;
   ModelSpec engine_model = m;  // the memory check is for one sequence of the engine's max_model_len
   engine_model.max_model_len = static_cast<int>(plan->max_model_len);
   FLEETSIM_RETURN_IF_ERROR(
@@ -496,7 +524,8 @@ RooflineOptions PoolRooflineOptions(const ScenarioSpec& s, const PoolPlan& p) {
   o.collective_gbps = p.collective_gbps;
   o.all_to_all_alpha_ns = p.all_to_all_alpha_ns;
   o.all_to_all_gbps = p.all_to_all_gbps;
-  o.expert_load_skew = p.spec->expert_load_skew;
+  o.expert_load_skew = p.expert_load_skew;
+  o.redundant_experts = p.redundant_experts;
   return o;
 }
 
@@ -1670,6 +1699,8 @@ Status ScenarioRun::Run(const MetricsOptions& outputs, const RunOptions& options
     fp.pp = p.shard.pp;
     fp.ep = p.shard.ep;
     fp.dp = p.shard.dp;
+    fp.expert_load_skew = p.expert_load_skew;
+    fp.redundant_experts = p.redundant_experts;
     if (p.spec->speculative) fp.speculative = p.draft ? p.draft->name : p.spec->speculative->method;
     fp.replicas = p.spec->total_replicas();
     fp.gpus_per_replica = p.shard.gpus();

@@ -73,6 +73,11 @@ struct PoolPlan {
   std::string engine_name;       // the profile's name (a file's: its "name")
   const SchedulerRegistry::Entry* scheduler = nullptr;
   ShardPlan shard;
+  // The busiest expert-parallel GPU's routed tokens over the mean: the
+  // pool's expert_load_skew, or derived from its expert_balance
+  // (model/expert_balance.h); and the balancer's redundant expert copies.
+  double expert_load_skew = 1;
+  int redundant_experts = 0;
   PipelinePlan pipeline;         // pp > 1: the stages' layers and links
   // Speculative decoding: the draft model (null for an EAGLE head or none),
   // on the target's tensor-parallel GPUs.

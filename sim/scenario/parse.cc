@@ -2,6 +2,7 @@
 // program sees only ScenarioSpec.
 #include "sim/scenario/parse.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -58,10 +59,11 @@ const KeyTable kTables[] = {
     {"fleet.rolling_restarts[]", {"pool", "at_s", "batch", "drain_timeout_s"}},
     {"failures[]", {"model", "mtbf_hours", "mttr_s", "at_s", "node", "replica", "rack", "zone", "kind"}},
     {"fleet.pools[]",
-     {"name", "model", "gpu", "replicas", "tp", "pp", "ep", "dp_attention", "expert_load_skew", "layer_split", "role", "engine", "async_scheduling", "scheduler", "scheduler_options", "preemption",
+     {"name", "model", "gpu", "replicas", "tp", "pp", "ep", "dp_attention", "expert_load_skew", "expert_balance", "layer_split", "role", "engine", "async_scheduling", "scheduler", "scheduler_options", "preemption",
       "swap_space_gib", "max_model_len", "prefix_caching", "max_num_batched_tokens", "max_num_seqs", "gpu_memory_utilization",
       "block_size", "kv_cache_dtype", "pricing_class", "usd_per_gpu_hour", "over_max_model_len", "spares", "zone",
       "autoscaler", "warm_start_s", "warm_cost_fraction", "spot", "region", "speculative"}},
+    {"fleet.pools[].expert_balance", {"loads", "zipf_s", "redundant_experts"}},
     {"fleet.pools[].speculative", {"method", "draft_model", "num_speculative_tokens", "head_layers", "acceptance"}},
     {"fleet.pools[].speculative.acceptance", {"mean", "concentration"}},
     {"fleet.pools[].autoscaler",
@@ -155,6 +157,9 @@ const NumericBound kBounds[] = {
     IntIn("fleet.pools[].tp", 1, 1024),
     IntIn("fleet.pools[].pp", 1, 1024),
     IntIn("fleet.pools[].layer_split[]", 1, 100000),
+    NumIn("fleet.pools[].expert_balance.loads[]", 0, 1e15),
+    NumIn("fleet.pools[].expert_balance.zipf_s", 0, 10),
+    IntIn("fleet.pools[].expert_balance.redundant_experts", 0, 65536),
     IntIn("fleet.pools[].ep", 1, 1024),
     NumIn("fleet.pools[].expert_load_skew", 1, 1024),
     IntIn("fleet.pools[].speculative.num_speculative_tokens", 1, 64),
@@ -814,6 +819,42 @@ void ParsePools(Obj& fleet, const std::string& base_dir, ScenarioSpec* spec, Sta
       p.dp_attention = dpa.value_or(false);
     }
     o.Number("expert_load_skew", &p.expert_load_skew);
+    if (o.Has("expert_balance")) {
+      const std::string where = p.path + ".expert_balance";
+      if (o.Has("expert_load_skew")) o.Fail(where, "excludes expert_load_skew (the balance derives it)");
+      Obj bo(o.At("expert_balance"), where, "fleet.pools[].expert_balance", err);
+      PoolSpec::ExpertBalanceSpec eb;
+      if (bo.ok() && bo.Has("loads") == bo.Has("zipf_s"))
+        bo.Fail(where, "expected one of loads (each expert's routed tokens) and zipf_s");
+      if (bo.Has("loads")) {
+        const json& ls = bo.At("loads");
+        if (!ls.is_array() || ls.empty()) {
+          bo.Fail(where + ".loads", "expected a non-empty array of per-expert loads, got " + Describe(ls));
+        } else {
+          const NumericBound& b = BoundFor("fleet.pools[].expert_balance.loads[]");
+          for (size_t k = 0; k < ls.size() && bo.ok(); ++k) {
+            double x = 0;
+            if (!ReadNumber(ls[k], b, &x))
+              bo.Fail(where + ".loads[" + std::to_string(k) + "]", "expected " + DescribeBound(b) + ", got " +
+                                                                       Describe(ls[k]));
+            eb.loads.push_back(x);
+          }
+          if (bo.ok() && std::all_of(eb.loads.begin(), eb.loads.end(), [](double x) { return x == 0; }))
+            bo.Fail(where + ".loads", "expected some expert with a positive load");
+        }
+      }
+      if (bo.Has("zipf_s")) {
+        double s = 0;
+        bo.Number("zipf_s", &s);
+        eb.zipf_s = s;
+      }
+      if (bo.Has("redundant_experts")) {
+        int r = 0;
+        bo.Int("redundant_experts", &r);
+        eb.redundant_experts = r;
+      }
+      p.expert_balance = std::move(eb);
+    }
     if (o.Has("layer_split")) {
       // Layers per pipeline stage (vLLM's VLLM_PP_LAYER_PARTITION); its
       // length and sum are checked against pp and the model at build.

@@ -70,6 +70,17 @@ struct PoolSpec {
   int ep = 1;
   bool dp_attention = false;
   double expert_load_skew = 1;
+  // The busiest GPU's load derived instead of given (model/expert_balance.h):
+  // each expert's share of the routed tokens (a router log's counts, or a
+  // Zipf popularity of exponent zipf_s), placed statically or, with
+  // redundant_experts set (0 too), by an EPLB-style balancer that adds that
+  // many expert copies across the group. Excludes expert_load_skew.
+  struct ExpertBalanceSpec {
+    std::vector<double> loads;        // one per expert; empty: zipf_s
+    std::optional<double> zipf_s;
+    std::optional<int> redundant_experts;
+  };
+  std::optional<ExpertBalanceSpec> expert_balance;
   std::optional<SpeculativeSpec> speculative;
   // Engine profile: a bundled name (model/engines), or a user's file (a
   // path, resolved against the scenario's folder; EngineIsFile). Empty:

@@ -335,6 +335,25 @@ std::vector<BadCase> BadCases() {
                               {"method", "eagle"}, {"num_speculative_tokens", 3}, {"acceptance", 0.7}};
                         }),
                    {"fleet.pools[0].speculative: ", "data-parallel attention"}));
+  // Mixtral on two GPUs as its expert-parallel group, with an expert balance.
+  auto balanced = [&](const json& balance, const std::function<void(json&)>& more = {}) {
+    return With(g, [balance, more](json& j) {
+      j["model"] = "Mixtral-8x7B";
+      j["fleet"]["pools"][0]["tp"] = 2;
+      j["fleet"]["pools"][0]["ep"] = 2;
+      j["fleet"]["pools"][0]["expert_balance"] = balance;
+      if (more) more(j);
+    });
+  };
+  v.push_back(Case("ExpertBalanceLoadsOfAnotherCount", balanced({{"loads", {1, 2, 3}}}),
+                   {"fleet.pools[0].expert_balance.loads: ", "3 loads for the 8 experts of Mixtral-8x7B"}));
+  v.push_back(Case("ExpertBalanceRedundantCopiesDoNotDivide", balanced({{"zipf_s", 1}, {"redundant_experts", 1}}),
+                   {"fleet.pools[0].expert_balance.redundant_experts: ", "do not divide over ep 2"}));
+  v.push_back(Case("ExpertBalanceWithSkew",
+                   balanced({{"zipf_s", 1}}, [](json& j) { j["fleet"]["pools"][0]["expert_load_skew"] = 1.5; }),
+                   {"fleet.pools[0].expert_balance: ", "excludes expert_load_skew"}));
+  v.push_back(Case("ExpertBalanceLoadsAndZipf", balanced({{"zipf_s", 1}, {"loads", {1, 1}}}),
+                   {"fleet.pools[0].expert_balance: ", "one of loads"}));
   v.push_back(Case("ExpertParallelOnADenseModel",
                    With(g,
                         [](json& j) {

@@ -353,6 +353,12 @@ json BaseFor(const std::string& path) {
       sp.erase("draft_model");
     }
   }
+  // An expert balance names one popularity: probes of redundant_experts
+  // go with zipf_s, probes of a load beside a positive one.
+  if (path == "fleet.pools[].expert_balance.redundant_experts")
+    j["fleet"]["pools"][0]["expert_balance"] = {{"zipf_s", 1}};
+  if (path == "fleet.pools[].expert_balance.loads[]")
+    j["fleet"]["pools"][0]["expert_balance"] = {{"loads", {1, 1}}};
   if (path.rfind("fleet.pools[].spot", 0) == 0) {
     j["fleet"]["pools"][0]["pricing_class"] = "spot";
     j["fleet"]["pools"][0]["spot"] = json::object();

@@ -17,6 +17,8 @@
 
 #include "tests/model/builtin.h"
 #include "model/catalog.h"
+#include "model/expert_balance.h"
+#include "model/memory_plan.h"
 #include "model/roofline.h"
 #include "sim/runner/run.h"
 #include "sim/scenario/parse.h"
@@ -306,6 +308,39 @@ TEST(BundledModels, Gb200NodesAreWholeNvlinkDomains) {
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(run->placement().gpus_per_node, 72);
   EXPECT_EQ(run->placement().nodes(), 1);
+}
+
+
+// An expert_balance derives the skew (model/expert_balance.h): Zipf
+// popularity of exponent 1 over DeepSeek-V3's 256 experts, placed in id
+// order on 32 GPUs, leaves the busiest GPU several times the mean; an
+// EPLB balancer with 32 redundant copies (DeepSeek's prefill deployment)
+// brings it within a few per cent, for one more expert's weights per GPU.
+TEST(BundledModels, ExpertBalanceDerivesTheSkewAndRedundantCopiesCostWeights) {
+  const std::string path = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/deepseek-v3-h200-disagg.json";
+  ScenarioSpec fixed, eplb;
+  ASSERT_TRUE(LoadScenarioFile(path, &fixed, {"fleet.pools[1].expert_balance={\"zipf_s\": 1}"}).ok());
+  ASSERT_TRUE(
+      LoadScenarioFile(path, &eplb, {"fleet.pools[1].expert_balance={\"zipf_s\": 1, \"redundant_experts\": 32}"}).ok());
+  std::unique_ptr<ScenarioRun> a, b;
+  ASSERT_TRUE(ScenarioRun::Build(fixed, TheWorld().catalog, TheWorld().policies, &a).ok());
+  ASSERT_TRUE(ScenarioRun::Build(eplb, TheWorld().catalog, TheWorld().policies, &b).ok());
+  const PoolPlan &pa = a->pools()[1], &pb = b->pools()[1];
+  EXPECT_DOUBLE_EQ(pa.expert_load_skew, BalanceExperts(ZipfLoads(256, 1), 32, std::nullopt).skew);
+  EXPECT_GT(pa.expert_load_skew, 3);
+  EXPECT_LT(pb.expert_load_skew, 1.05);
+  EXPECT_EQ(pb.redundant_experts, 32);
+  const double one_expert_per_gpu = static_cast<double>(ExpertWeightBytes(*pb.model)) / 256;
+  EXPECT_NEAR(static_cast<double>(pb.memory.weight_bytes_per_gpu - pa.memory.weight_bytes_per_gpu), one_expert_per_gpu,
+              2);
+  const Outcome o = RunSpec(eplb, eplb.seed, "eplb");
+  ExpectConservation(o.summary);
+  const nlohmann::json j = nlohmann::json::parse(o.summary_json);
+  EXPECT_EQ(j["fleet"]["pools"][1]["redundant_experts"], 32);
+  EXPECT_NEAR(j["fleet"]["pools"][1]["expert_load_skew"].get<double>(), pb.expert_load_skew, 1e-9);
+  bool warned = false;
+  for (const auto& w : j["warnings"]) warned = warned || w.get<std::string>().find("synthetic") != std::string::npos;
+  EXPECT_TRUE(warned);
 }
 
 }  // namespace
