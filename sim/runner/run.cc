@@ -508,10 +508,12 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
     plan->spot_notice_s = p.spot_notice_s.value_or(cat && cat->notice_s ? *cat->notice_s : kDefaultSpotNoticeS);
   }
   const ModelSpec& model = *plan->model;
-  if (model.GemmDType() == DType::kFp8 && plan->gpu->fp8_tflops <= 0)
-    plan->warnings.push_back(model.name + ": " + plan->gpu->name +
-                             " has no FP8 tensor cores: its FP8 products are priced at the bf16 peak (weights "
-                             "dequantised, as vLLM's Marlin FP8 kernels run them)");
+  const DType gemm = model.GemmDType();
+  if ((gemm == DType::kFp8 && plan->gpu->fp8_tflops <= 0) || (gemm == DType::kFp4 && plan->gpu->fp4_tflops <= 0))
+    plan->warnings.push_back(model.name + ": " + plan->gpu->name + " has no " + (gemm == DType::kFp8 ? "FP8" : "FP4") +
+                             " tensor cores: its " + (gemm == DType::kFp8 ? "FP8" : "FP4") +
+                             " products are priced at the bf16 peak (weights dequantised, as vLLM's Marlin "
+                             "kernels run them)");
   return Status::Ok();
 }
 

@@ -273,6 +273,30 @@ TEST_F(HfConfigTest, GptOssReadsSlidingLayersSinksAndMxfp4Experts) {
             std::string::npos);
 }
 
+// NVIDIA ModelOpt NVFP4 (nvidia/*-FP4 checkpoints): fp4 weights with one
+// e4m3 scale byte per 16, FP4 products (W4A4, at the FP4 peak on
+// Blackwell), the KV cache in fp8; embedding and lm_head left in bf16.
+TEST_F(HfConfigTest, ModelOptNvfp4IsFp4WithByteScalesPer16) {
+  json c = ReadConfig("llama-3.1-8b.json");
+  c["quantization_config"] = {{"quant_method", "modelopt"},
+                              {"quant_algo", "NVFP4"},
+                              {"group_size", 16},
+                              {"kv_cache_quant_algo", "FP8"},
+                              {"exclude_modules", {"lm_head"}}};
+  const ModelSpec m = Parse(c).spec;
+  EXPECT_EQ(m.weight_dtype, DType::kFp4);
+  EXPECT_EQ(m.GemmDType(), DType::kFp4);
+  EXPECT_EQ(m.kv_dtype, DType::kFp8);
+  EXPECT_EQ(m.quant_group_size, 16);
+  ASSERT_TRUE(m.embedding_dtype.has_value());
+  EXPECT_EQ(*m.embedding_dtype, DType::kBf16);
+  const double embedding = m.EmbeddingParamCount(), rest = m.ParamCount() - embedding;
+  EXPECT_NEAR(static_cast<double>(m.WeightBytes()), embedding * 2 + rest * (0.5 + 1.0 / 16), 1);
+  c["quantization_config"]["quant_algo"] = "INT4_AWQ";
+  EXPECT_NE(ParseError(c).find("cfg.json: quantization_config.quant_algo: unknown ModelOpt algorithm"),
+            std::string::npos);
+}
+
 TEST_F(HfConfigTest, UnknownKeysAreWarningsNotErrors) {
   json c = ReadConfig("llama-3.1-8b.json");
   c["some_future_key"] = 3;

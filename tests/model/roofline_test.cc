@@ -436,5 +436,24 @@ TEST(RooflineSlidingWindow, GptOssLongContextCostsOnlyTheFullLayers) {
   EXPECT_GT(windowed, 0.5 * whole);
 }
 
+
+// FP4 products run at Blackwell's FP4 peak: a compute-bound prefill of an
+// NVFP4 checkpoint on a B200 takes half the GEMM time of its FP8 one; on
+// an H100 (no FP4 tensor cores) the FP4 products fall back to the bf16 peak.
+TEST(RooflineMla, Fp4GemmsRunAtBlackwellsFp4Peak) {
+  ModelSpec fp8 = BuiltinModel("Llama-3.1-8B-FP8");
+  fp8.gemm_dtype = DType::kFp8;  // W8A8 at the FP8 peak
+  ModelSpec fp4 = fp8;
+  fp4.weight_dtype = DType::kFp4;
+  fp4.gemm_dtype = DType::kFp4;
+  const GpuSpec b200 = BuiltinGpu("B200"), h100 = BuiltinGpu("H100-SXM");
+  auto gemm = [&](const ModelSpec& m, const GpuSpec& g) {
+    const auto b = RooflinePerfModel(m, g, Tp(1), NoCpu(), NoLaunch()).Explain(Prefill(16384));
+    return b.gemm_ns - b.lm_head_ns;
+  };
+  EXPECT_NEAR(gemm(fp4, b200) / gemm(fp8, b200), 0.5, 0.03);
+  EXPECT_NEAR(gemm(fp4, h100) / gemm(fp8, h100), 2.0, 0.1);
+}
+
 }  // namespace
 }  // namespace fleetsim
