@@ -508,6 +508,18 @@ Status ResolvePool(const PoolSpec& p, const Catalog& catalog, const Policies& po
     plan->spot_notice_s = p.spot_notice_s.value_or(cat && cat->notice_s ? *cat->notice_s : kDefaultSpotNoticeS);
   }
   const ModelSpec& model = *plan->model;
+  // The ceilings the roofline divides by, where the catalogue's figure is
+  // an estimate rather than a measurement or a datasheet's.
+  std::string estimated;
+  for (const char* figure : {"memory_mib", "bf16_tflops", "fp8_tflops", "fp4_tflops", "mem_bandwidth_gbps"}) {
+    const auto it = plan->gpu->sources.find(figure);
+    if (it != plan->gpu->sources.end() && it->second.rfind("estimated", 0) == 0)
+      estimated += (estimated.empty() ? "" : ", ") + std::string(figure);
+  }
+  if (!estimated.empty())
+    plan->warnings.push_back(plan->gpu->name + ": " + estimated +
+                             " estimated, neither measured nor read from a datasheet (model/hardware/" +
+                             plan->gpu->name + ".json gives each figure's source)");
   const DType gemm = model.GemmDType();
   if ((gemm == DType::kFp8 && plan->gpu->fp8_tflops <= 0) || (gemm == DType::kFp4 && plan->gpu->fp4_tflops <= 0))
     plan->warnings.push_back(model.name + ": " + plan->gpu->name + " has no " + (gemm == DType::kFp8 ? "FP8" : "FP4") +

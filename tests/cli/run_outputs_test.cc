@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -384,6 +385,23 @@ TEST(RunOutputs, DeepSeekSpeculatesWithItsMtpModule) {
   const double tpot_plain = a["latency_ms"]["tpot"]["mean"], tpot_mtp = b["latency_ms"]["tpot"]["mean"];
   EXPECT_LT(tpot_mtp, 0.85 * tpot_plain);
   EXPECT_GT(tpot_mtp, tpot_plain / 1.85);
+}
+
+
+// The bundled DeepSeek-V3 scenario end to end through run and report: the
+// report's fleet table gives the decode pool's expert and data-parallel
+// degrees, without which its 32 GPUs at tp 1 would not add up.
+TEST(RunOutputs, DeepSeekRunReportShowsExpertParallelism) {
+  ScratchDir dir;
+  const std::string scenario = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/deepseek-v3-h200-disagg.json";
+  CommandResult r = RunFleetsim("run " + ShellQuote(scenario) + " --out " + ShellQuote(dir.File("ds")) + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunFleetsim("report " + ShellQuote(dir.File("ds")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(dir.File("ds/report.md"));
+  const std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("| Pool | Model | GPU | Replicas | TP | PP | EP | DP (attention) | GPUs |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| decode-ep32 | DeepSeek-V3 | H200 | 1 | 1 | 1 | 32 | 32 | 32 |"), std::string::npos) << md;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // timestamp is computed by hand from the PerfModel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <unistd.h>
 
@@ -308,6 +309,11 @@ TEST(BundledModels, Gb200NodesAreWholeNvlinkDomains) {
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(run->placement().gpus_per_node, 72);
   EXPECT_EQ(run->placement().nodes(), 1);
+  // The catalogue's GB200 memory is an estimate, and the run says so.
+  const std::vector<std::string>& w = run->pools()[0].warnings;
+  EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const std::string& s) {
+    return s.find("GB200: memory_mib estimated") != std::string::npos;
+  }));
 }
 
 

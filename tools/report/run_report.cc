@@ -265,13 +265,30 @@ Status RenderRunReport(const std::string& dir, ReportFiles* out) {
   if (const Node fleet = root.Opt("fleet"); fleet.present()) {
     doc.Heading(2, "Fleet");
     std::vector<std::vector<Cell>> rows;
+    // Expert parallelism's columns only where a pool has it (summary.json
+    // writes ep and dp above 1).
+    bool expert_parallel = false;
+    for (const Node& p : fleet.Get("pools").Items()) expert_parallel = expert_parallel || p.Opt("ep").present();
+    auto degree = [](const Node& p, const char* key) {
+      return p.Opt(key).present() ? std::to_string(p.Get(key).Int()) : std::string("1");
+    };
     for (const Node& p : fleet.Get("pools").Items()) {
-      rows.push_back(
-          {p.Get("name").Str(), p.Get("model").Str(), p.Get("gpu").Str(), std::to_string(p.Get("replicas").Int()),
-           std::to_string(p.Get("tp").Int()), std::to_string(p.Get("pp").Int()), std::to_string(p.Get("gpus").Int()),
-           p.Opt("scheduler").StrOr(""), p.Opt("engine").StrOr(""), Usd(p.Opt("usd_per_gpu_hour").NumOrNull())});
+      std::vector<Cell> row = {p.Get("name").Str(), p.Get("model").Str(), p.Get("gpu").Str(),
+                               std::to_string(p.Get("replicas").Int()), std::to_string(p.Get("tp").Int()),
+                               std::to_string(p.Get("pp").Int())};
+      if (expert_parallel) {
+        row.push_back(degree(p, "ep"));
+        row.push_back(degree(p, "dp"));
+      }
+      for (Cell c : std::vector<Cell>{std::to_string(p.Get("gpus").Int()), p.Opt("scheduler").StrOr(""),
+                                      p.Opt("engine").StrOr(""), Usd(p.Opt("usd_per_gpu_hour").NumOrNull())})
+        row.push_back(std::move(c));
+      rows.push_back(std::move(row));
     }
-    doc.Table({"Pool", "Model", "GPU", "Replicas", "TP", "PP", "GPUs", "Scheduler", "Engine", "$/GPU-hour"}, rows);
+    std::vector<std::string> header = {"Pool", "Model", "GPU", "Replicas", "TP", "PP"};
+    if (expert_parallel) header.insert(header.end(), {"EP", "DP (attention)"});
+    header.insert(header.end(), {"GPUs", "Scheduler", "Engine", "$/GPU-hour"});
+    doc.Table(header, rows);
   }
 
   doc.Heading(2, "Summary");
