@@ -168,11 +168,17 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
     log_expert_miss_ = model.experts_top_k == model.experts
                            ? -INFINITY
                            : std::log1p(-top_k_ / experts_);
-    // SiLU * up of k routed copies and the shared experts; the token
-    // permutation to experts and the weighted combine (k copies of hidden,
-    // read + written, twice).
-    moe_mlp_bytes = cb * (3 * k * inter + 3 * model.shared_experts * inter + 4 * k * hidden);
-    moe_elementwise_ns_per_token_ = moe_layers_ * cb * 4 * k * hidden / elem_bw;
+    // SiLU * up of k routed copies and the shared experts; the routed
+    // copies' way to their experts and back. A tensor-parallel group's fused
+    // MoE kernels (vLLM's and SGLang's fused_moe) gather each expert's rows
+    // inside the GEMM by sorted token ids and sum the k outputs once
+    // (moe_sum: k copies of hidden read, one written); with data-parallel
+    // attention the all-to-all's tokens are scattered into per-expert
+    // buffers and gathered back (DeepEP's layout; SGLang's ep_scatter and
+    // ep_gather): k copies read and written, twice.
+    const double permute = shard.dp > 1 ? 4 * k * hidden : (k + 1) * hidden;
+    moe_mlp_bytes = cb * (3 * k * inter + 3 * model.shared_experts * inter + permute);
+    moe_elementwise_ns_per_token_ = moe_layers_ * cb * permute / elem_bw;
   }
   // Vocabulary-parallel lm_head: each GPU computes vocab / tp logits, in
   // the unquantised compute dtype.
