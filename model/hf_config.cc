@@ -27,7 +27,7 @@ struct Architecture {
   Family family;
 };
 
-constexpr std::array<Architecture, 8> kArchitectures = {{
+constexpr std::array<Architecture, 9> kArchitectures = {{
     {"LlamaForCausalLM", "llama", Family::kLlama},
     {"MistralForCausalLM", "mistral", Family::kMistral},
     {"Qwen2ForCausalLM", "qwen2", Family::kQwen2},
@@ -35,6 +35,9 @@ constexpr std::array<Architecture, 8> kArchitectures = {{
     {"Qwen3MoeForCausalLM", "qwen3_moe", Family::kQwen3Moe},
     {"MixtralForCausalLM", "mixtral", Family::kMixtral},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::kDeepseekV3},
+    // Kimi K2 (moonshotai/Kimi-K2-Instruct): DeepSeek-V3's architecture
+    // and modelling code under its own model_type.
+    {"DeepseekV3ForCausalLM", "kimi_k2", Family::kDeepseekV3},
     {"GptOssForCausalLM", "gpt_oss", Family::kGptOss},
 }};
 
@@ -65,7 +68,8 @@ constexpr std::string_view kDeepseekKeys[] = {
 
 std::string KnownArchitectures() {
   std::vector<std::string> names;
-  for (const Architecture& a : kArchitectures) names.emplace_back(a.architecture);
+  for (const Architecture& a : kArchitectures)
+    if (std::find(names.begin(), names.end(), a.architecture) == names.end()) names.emplace_back(a.architecture);
   return JoinNames(names);
 }
 
@@ -86,7 +90,7 @@ Status ReadArchitecture(const ObjectReader& r, const Architecture** out) {
       return r.Error("architectures", "expected a non-empty array of names");
     const std::string name = a[0].get<std::string>();
     for (const Architecture& k : kArchitectures)
-      if (k.architecture == name) by_arch = &k;
+      if (k.architecture == name && !by_arch) by_arch = &k;
     if (!by_arch)
       return r.Error("architectures", "unknown architecture \"" + name + "\" (known: " + KnownArchitectures() + ")");
   }
@@ -96,7 +100,7 @@ Status ReadArchitecture(const ObjectReader& r, const Architecture** out) {
     for (const Architecture& k : kArchitectures)
       if (k.model_type == type) by_type = &k;
     if (!by_type) return r.Error("model_type", "unknown model_type \"" + type + "\" (known: " + KnownModelTypes() + ")");
-    if (by_arch && by_arch != by_type)
+    if (by_arch && by_arch->family != by_type->family)
       return r.Error("model_type", "\"" + type + "\" does not match architecture " +
                                        std::string(by_arch->architecture) + " (expected \"" +
                                        std::string(by_arch->model_type) + "\")");

@@ -297,6 +297,38 @@ TEST_F(HfConfigTest, ModelOptNvfp4IsFp4WithByteScalesPer16) {
             std::string::npos);
 }
 
+// Kimi K2: DeepSeek-V3's architecture under model_type kimi_k2, with 64
+// heads, 384 experts and one dense layer. Per layer, MLA with 64 heads:
+// q_a 7168 x 1536 + 1536, q_b 1536 x 64 x 192, kv_a 7168 x 576 + 512, kv_b
+// 512 x 64 x 256, O 64 x 128 x 7168 = 101,124,096 and two norms 14,336;
+// the dense layer 3 x 7168 x 18432; each of 60 MoE layers 385 experts of
+// 3 x 7168 x 2048 and the router 7168 x 384; embedding and lm_head 2 x
+// 163840 x 7168: 1.03T (the model card's "1T total").
+TEST_F(HfConfigTest, KimiK2IsDeepSeekV3WithMoreExpertsAndFewerHeads) {
+  HfModel hf;
+  const Status s = LoadHfConfigFile(DataPath("kimi-k2-instruct.json"), &hf);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const ModelSpec& m = hf.spec;
+  const int64_t attention = 101124096, norms = 14336;
+  const int64_t dense = int64_t{3} * 7168 * 18432;
+  const int64_t moe = int64_t{385} * 3 * 7168 * 2048 + 7168 * 384;
+  EXPECT_EQ(m.ParamCount(), 61 * (attention + norms) + dense + 60 * moe + 2 * int64_t{163840} * 7168 + 7168);
+  EXPECT_NEAR(static_cast<double>(m.ParamCount()), 1.03e12, 0.01e12);
+  EXPECT_EQ(m.experts, 384);
+  EXPECT_EQ(m.dense_layers, 1);
+  EXPECT_EQ(m.mtp_layers, 0);
+  EXPECT_EQ(m.KvBytesPerToken(), 61 * 576 * 2);
+  const ModelSpec* zoo = catalog_.FindModel("Kimi-K2");
+  ASSERT_NE(zoo, nullptr);
+  EXPECT_EQ(zoo->ParamCount(), m.ParamCount());
+  EXPECT_EQ(zoo->WeightBytes(), m.WeightBytes());
+  // A model_type of another family than the architecture is still refused.
+  json c = ReadConfig("kimi-k2-instruct.json");
+  c["model_type"] = "llama";
+  EXPECT_NE(ParseError(c).find("cfg.json: model_type: \"llama\" does not match architecture DeepseekV3ForCausalLM"),
+            std::string::npos);
+}
+
 TEST_F(HfConfigTest, UnknownKeysAreWarningsNotErrors) {
   json c = ReadConfig("llama-3.1-8b.json");
   c["some_future_key"] = 3;
