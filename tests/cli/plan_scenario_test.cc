@@ -78,5 +78,29 @@ TEST(PlanScenario, Llama70bCutShortRecommendsAFleetThatMeetsItsTargets) {
   EXPECT_NEAR(out["load"]["base_rate_per_s"].get<double>(), 20, 4);
 }
 
+
+// The bundled DeepSeek-V3 plan end to end: every shard family fits, and
+// the cheapest fleet runs attention data-parallel beside EP8. Under TP8
+// every GPU keeps the whole 576-element latent of every token (MLA's KV is
+// not split by heads), so a node holds an eighth of the tokens it holds
+// with eight attention ranks; the launch line says so to SGLang.
+TEST(PlanScenario, DeepSeekV3PrefersDataParallelAttention) {
+  ScratchDir dir;
+  json plan = ReadJson(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/plan-deepseek-v3.json");
+  plan["scenario"]["traffic"]["trace"]["path"] =
+      std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/traces/azure_conv_2023.csv";
+  const std::string file = dir.Write("plan.json", plan.dump(2));
+  const CommandResult r = RunFleetsim("plan " + ShellQuote(file) + " --out " + ShellQuote(dir.File("out")) + " -j 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json out = ReadJson(dir.File("out/plan.json"));
+  EXPECT_EQ(out["families"].size(), 6u);
+  for (const json& f : out["families"]) EXPECT_NE(f["status"], "dropped") << f.dump();
+  ASSERT_FALSE(out["recommendations"].empty()) << r.output;
+  const json& best = out["recommendations"][0];
+  const std::string command = best["launch"]["command"];
+  EXPECT_NE(command.find("sglang.launch_server --model-path deepseek-ai/DeepSeek-V3"), std::string::npos) << command;
+  EXPECT_NE(command.find("--enable-dp-attention"), std::string::npos) << command;
+}
+
 }  // namespace
 }  // namespace fleetsim::clitest

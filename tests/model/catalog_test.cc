@@ -74,7 +74,7 @@ TEST(Catalog, LoadsEveryBuiltinModelGpuAndEngine) {
             (std::vector<std::string>{"DeepSeek-V3", "Kimi-K2", "Llama-2-70B", "Llama-2-7B", "Llama-3.1-405B", "Llama-3.1-70B",
                                       "Llama-3.1-70B-FP8", "Llama-3.1-8B", "Llama-3.1-8B-FP8", "Mistral-7B",
                                       "Mixtral-8x7B", "Qwen2.5-0.5B", "Qwen2.5-1.5B", "Qwen2.5-14B", "Qwen2.5-32B", "Qwen2.5-3B",
-                                      "Qwen2.5-72B", "Qwen2.5-7B", "Qwen3-30B-A3B", "Qwen3-4B", "gpt-oss-120b", "tiny"}));
+                                      "Qwen2.5-72B", "Qwen2.5-7B", "Qwen3-235B-A22B", "Qwen3-30B-A3B", "Qwen3-4B", "gpt-oss-120b", "tiny"}));
   EXPECT_EQ(c.GpuNames(), (std::vector<std::string>{"A100-40G", "A100-80G", "B200", "GB200", "H100-SXM", "H20",
                                                     "H200", "L40S", "MI300X", "MI325X"}));
   EXPECT_EQ(c.EngineNames(), (std::vector<std::string>{"fleetsim_live", "sglang", "vllm", "vllm_v0"}));

@@ -225,6 +225,15 @@ TEST_F(HfConfigTest, Qwen3MoeCountsTo30BAndMatchesTheCatalogue) {
   ASSERT_NE(zoo, nullptr);
   EXPECT_EQ(zoo->ParamCount(), m.ParamCount());
   EXPECT_EQ(zoo->KvBytesPerToken(), m.KvBytesPerToken());
+  // Qwen3-235B-A22B, the same family larger: 94 layers of attention
+  // 4096 x 8192 + 2 x 4096 x 512 + 8192 x 4096, 128 experts of 3 x 4096 x
+  // 1536, router 4096 x 128, two norms; embedding and lm_head 2 x 151936 x
+  // 4096: 235.1B (the model card's 235B).
+  const ModelSpec* big = catalog_.FindModel("Qwen3-235B-A22B");
+  ASSERT_NE(big, nullptr);
+  const int64_t big_layer = int64_t{71303168} + 2415919104 + 524288 + 8192;
+  EXPECT_EQ(big->ParamCount(), 94 * big_layer + 2 * int64_t{151936} * 4096 + 4096);
+  EXPECT_NEAR(static_cast<double>(big->ParamCount()), 235e9, 235e9 * 0.005);
 
   json c = ReadConfig("qwen3-30b-a3b.json");
   c["decoder_sparse_step"] = 2;
