@@ -159,18 +159,16 @@ Status PlanMemory(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& s
   plan.activation_reserve_bytes =
       ActivationReserveBytes(model, shard, options.max_num_batched_tokens);
   const int64_t all_layers_kv = KvBytesPerTokenPerGpu(model, shard);
-  int64_t window_kv_per_seq = 0;
-  plan.kv_bytes_per_token_per_gpu = all_layers_kv;
+  const int64_t proposer_kv = options.proposer_kv_bytes_per_token_per_gpu;
+  // Sliding-window layers: their share of a token's KV, and the window + one
+  // block of it a running sequence keeps at most.
+  int64_t sliding = 0, window_kv_per_seq = 0;
   if (model.sliding_layers > 0) {
-    // The sliding layers' share of a token's KV, kept for window + one
-    // block tokens of each running sequence.
-    const int64_t sliding = std::llround(static_cast<double>(all_layers_kv) * model.sliding_layers / model.layers);
-    plan.kv_bytes_per_token_per_gpu = all_layers_kv - sliding;
+    sliding = std::llround(static_cast<double>(all_layers_kv) * model.sliding_layers / model.layers);
     const int64_t window_tokens = std::min<int64_t>(model.sliding_window, model.max_model_len) + options.block_size;
     window_kv_per_seq = window_tokens * sliding;
-    plan.sliding_window_reserve_bytes = options.max_num_seqs * window_kv_per_seq;
   }
-  plan.kv_bytes_per_token_per_gpu += options.proposer_kv_bytes_per_token_per_gpu;
+  plan.kv_bytes_per_token_per_gpu = all_layers_kv - sliding + proposer_kv;
 
   // The engine refuses to start unless one sequence of the full context fits.
   const int64_t one_sequence_kv = int64_t{model.max_model_len} * plan.kv_bytes_per_token_per_gpu + window_kv_per_seq;
@@ -187,11 +185,33 @@ Status PlanMemory(const ModelSpec& model, const GpuSpec& gpu, const ShardPlan& s
         Gib(plan.budget_bytes_per_gpu) + " (" + std::to_string(gpu.memory_mib) + " MiB x " + util +
         " gpu_memory_utilization)");
   }
-  plan.kv_bytes_per_gpu = std::max<int64_t>(0, plan.budget_bytes_per_gpu - plan.weight_bytes_per_gpu -
-                                                   plan.activation_reserve_bytes - plan.sliding_window_reserve_bytes);
+  const int64_t free_bytes = plan.budget_bytes_per_gpu - plan.weight_bytes_per_gpu - plan.activation_reserve_bytes;
+  const int64_t block = options.block_size;
+  plan.kv_bytes_per_gpu = free_bytes;
+  if (sliding > 0) {
+    // Two accountings, each an upper bound on what the sliding layers
+    // hold: every token at every layer (exact while contexts stay within
+    // the window), or the full layers per token beside a window for each of
+    // max_num_seqs sequences (exact when every one passes it). The cache
+    // holds at least what the larger of the two token counts says: a small
+    // window (gpt-oss's 128) takes the second, a large one for many
+    // sequences (Llama 4's 8192-token chunks) the first.
+    const int64_t reserve = options.max_num_seqs * window_kv_per_seq;
+    const int64_t windowed_tokens = std::max<int64_t>(0, free_bytes - reserve) / plan.kv_bytes_per_token_per_gpu;
+    const int64_t whole_tokens = free_bytes / (all_layers_kv + proposer_kv);
+    if (windowed_tokens >= whole_tokens) {
+      plan.sliding_window_reserve_bytes = reserve;
+      plan.kv_bytes_per_gpu = free_bytes - reserve;
+    } else {
+      plan.kv_bytes_per_token_per_gpu = all_layers_kv + proposer_kv;
+    }
+  }
   // Each data-parallel rank keeps its own requests' KV: dp caches of this size.
-  plan.kv_blocks =
-      shard.dp * (plan.kv_bytes_per_gpu / (int64_t{options.block_size} * plan.kv_bytes_per_token_per_gpu));
+  plan.kv_blocks = shard.dp * (plan.kv_bytes_per_gpu / (block * plan.kv_bytes_per_token_per_gpu));
+  if (plan.kv_blocks == 0)
+    return Status::Infeasible(model.name + " on " + gpu.name + " with " + ShardName(shard) + ": " +
+                              Gib(plan.kv_bytes_per_gpu) + " per GPU left for the KV cache holds no block of " +
+                              std::to_string(block) + " tokens");
   *out = plan;
   return Status::Ok();
 }

@@ -38,7 +38,9 @@ struct MemoryPlan {
   // Sliding-window layers (ModelSpec::sliding_layers) keep at most window +
   // one block of tokens per sequence, as vLLM's hybrid KV cache manager and
   // SGLang's SWA pool allocate them: reserved for max_num_seqs sequences,
-  // beside the blocks of the full layers.
+  // beside the blocks of the full layers; or, where that leaves fewer
+  // tokens (a large window), 0, with every layer's KV counted per token
+  // (kv_bytes_per_token_per_gpu then holds all layers).
   int64_t sliding_window_reserve_bytes = 0;
   int64_t kv_bytes_per_gpu = 0;            // what is left for the KV cache
   // Blocks per replica: each GPU of a stage holds its share of every block,

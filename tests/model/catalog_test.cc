@@ -72,7 +72,8 @@ TEST(Catalog, LoadsEveryBuiltinModelGpuAndEngine) {
   Catalog c = Builtin();
   EXPECT_EQ(c.ModelNames(),
             (std::vector<std::string>{"DeepSeek-V3", "Kimi-K2", "Llama-2-70B", "Llama-2-7B", "Llama-3.1-405B", "Llama-3.1-70B",
-                                      "Llama-3.1-70B-FP8", "Llama-3.1-8B", "Llama-3.1-8B-FP8", "Mistral-7B",
+                                      "Llama-3.1-70B-FP8", "Llama-3.1-8B", "Llama-3.1-8B-FP8", "Llama-4-Maverick-17B-128E",
+                                      "Llama-4-Scout-17B-16E", "Mistral-7B",
                                       "Mixtral-8x7B", "Qwen2.5-0.5B", "Qwen2.5-1.5B", "Qwen2.5-14B", "Qwen2.5-32B", "Qwen2.5-3B",
                                       "Qwen2.5-72B", "Qwen2.5-7B", "Qwen3-235B-A22B", "Qwen3-30B-A3B", "Qwen3-4B", "gpt-oss-120b", "tiny"}));
   EXPECT_EQ(c.GpuNames(), (std::vector<std::string>{"A100-40G", "A100-80G", "B200", "GB200", "H100-SXM", "H20",
@@ -115,6 +116,30 @@ TEST(Catalog, BuiltinModelsFollowPublishedConfigs) {
   EXPECT_EQ(mix->experts_top_k, 2);
   EXPECT_EQ(c.FindModel("Llama-2-7B")->max_model_len, 4096);
   EXPECT_EQ(c.FindModel("Qwen2.5-72B")->vocab, 152064);
+}
+
+// Llama 4 Maverick: 48 layers of attention 5120 x (40 + 16) x 128 +
+// 5120 x 5120 and two norms; 24 MoE layers of 128 routed experts and one
+// shared of 3 x 5120 x 8192 with the router 5120 x 128; 24 dense layers of
+// 3 x 5120 x 16384; embedding and lm_head 2 x 202048 x 5120: 400.7B (the
+// model card's 400B). Scout: every layer MoE of 16 + 1 experts: 107.8B
+// (109B with its vision encoder, not counted). Their chunked attention on
+// 36 of 48 layers is priced as an 8192-token window.
+TEST(Catalog, Llama4CountsItsInterleavedMoeAndSharedExpert) {
+  Catalog c = Builtin();
+  const ModelSpec* mav = c.FindModel("Llama-4-Maverick-17B-128E");
+  ASSERT_NE(mav, nullptr);
+  const int64_t attention = int64_t{5120} * 56 * 128 + int64_t{5120} * 5120 + 2 * 5120;
+  const int64_t expert = int64_t{3} * 5120 * 8192;
+  const int64_t embedding = 2 * int64_t{202048} * 5120;
+  EXPECT_EQ(mav->ParamCount(),
+            48 * attention + 24 * (129 * expert + 5120 * 128) + 24 * (int64_t{3} * 5120 * 16384) + embedding + 5120);
+  EXPECT_NEAR(static_cast<double>(mav->ParamCount()), 400e9, 400e9 * 0.005);
+  const ModelSpec* scout = c.FindModel("Llama-4-Scout-17B-16E");
+  ASSERT_NE(scout, nullptr);
+  EXPECT_EQ(scout->ParamCount(), 48 * (attention + 17 * expert + 5120 * 16) + embedding + 5120);
+  EXPECT_EQ(scout->sliding_layers, 36);
+  EXPECT_EQ(scout->sliding_window, 8192);
 }
 
 TEST(Catalog, H100MemoryIsTheDriverReportedMiB) {

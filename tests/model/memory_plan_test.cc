@@ -223,5 +223,29 @@ TEST(PlanMemory, GptOssSlidingLayersKeepAWindowPerSequence) {
   EXPECT_FALSE(PlanMemory(all_full, BuiltinGpu("H100-SXM"), Tp(1), o, &plan).ok());
 }
 
+
+// A large window for many sequences: Llama 4 Scout's 8192-token chunks on
+// 36 of its 48 layers, 1024 sequences allowed on four H100s. A window each
+// would take 1024 x 8208 tokens of the sliding layers' KV, more than the
+// cache holds, so every layer's KV is counted per token instead (still an
+// upper bound on what the sliding layers keep), and no reserve is made.
+TEST(PlanMemory, LargeWindowsForManySequencesCountEveryLayerPerToken) {
+  const ModelSpec m = BuiltinModel("Llama-4-Scout-17B-16E");
+  ModelSpec engine = m;
+  engine.max_model_len = 131072;
+  MemoryOptions o;
+  o.max_num_seqs = 1024;
+  MemoryPlan plan;
+  const Status s = PlanMemory(engine, BuiltinGpu("H100-SXM"), Tp(4), o, &plan);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(plan.sliding_window_reserve_bytes, 0);
+  EXPECT_EQ(plan.kv_bytes_per_token_per_gpu, KvBytesPerTokenPerGpu(m, Tp(4)));
+  // With 16 sequences the windows fit, and the full layers alone count per token.
+  o.max_num_seqs = 16;
+  ASSERT_TRUE(PlanMemory(engine, BuiltinGpu("H100-SXM"), Tp(4), o, &plan).ok());
+  EXPECT_GT(plan.sliding_window_reserve_bytes, 0);
+  EXPECT_EQ(plan.kv_bytes_per_token_per_gpu, KvBytesPerTokenPerGpu(m, Tp(4)) / 4);
+}
+
 }  // namespace
 }  // namespace fleetsim
