@@ -212,10 +212,14 @@ RooflinePerfModel::RooflinePerfModel(const ModelSpec& model, const GpuSpec& gpu,
     // KV token read (workspace, compute dtype).
     attn_prefill_token_ns_ = (2 * h * qk + 2 * h * a.v_head_dim) * cb / attn_bw;
     attn_prefill_kv_ns_ = h * (qk + a.v_head_dim) * cb / attn_bw;
-    attn_decode_flop_ns_ = 2 * h * (2 * a.kv_lora_rank + a.qk_rope_head_dim) / attn_flops;
-    attn_decode_kv_ns_ = latent * kvb / attn_bw;
+    // At FlashMLA's measured share of the ceilings (RooflineOptions).
+    FLEETSIM_CHECK(options.mla_decode_compute_efficiency > 0 && options.mla_decode_memory_efficiency > 0);
+    const double mla_flops = peak * options.mla_decode_compute_efficiency;
+    const double mla_bw = gpu.mem_bandwidth_gbps * options.mla_decode_memory_efficiency;
+    attn_decode_flop_ns_ = 2 * h * (2 * a.kv_lora_rank + a.qk_rope_head_dim) / mla_flops;
+    attn_decode_kv_ns_ = latent * kvb / mla_bw;
     // The absorbed query in, the latent output out, the new latent written.
-    attn_decode_token_ns_ = ((h * latent + h * a.kv_lora_rank) * cb + latent * kvb) / attn_bw;
+    attn_decode_token_ns_ = ((h * latent + h * a.kv_lora_rank) * cb + latent * kvb) / mla_bw;
   } else {
     // Attention: QK^T and PV are 2 FLOPs per multiply-add each, per query
     // head and head_dim element: 4 * h * head_dim FLOPs per query-key pair.

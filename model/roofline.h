@@ -36,6 +36,12 @@ struct RooflineOptions {
   double attention_compute_efficiency = 0.60;  // FlashAttention-class prefill
   double attention_memory_efficiency = 0.85;   // paged decode kernels
   double elementwise_memory_efficiency = 0.85;
+  // Absorbed MLA decode (FlashMLA's kernel; DeepSeek-V3): FlashMLA's README
+  // reports 3000 GB/s memory-bound and 660 TFLOP/s compute-bound on an
+  // H800 SXM5, whose ceilings are the H100's 3.35 TB/s and 989 TFLOP/s
+  // (bf16 dense): 0.896 and 0.667 of them.
+  double mla_decode_compute_efficiency = 0.667;
+  double mla_decode_memory_efficiency = 0.896;
   double launch_overhead_us = 2.0;             // per kernel on the critical path
   double link_efficiency = 0.85;               // achieved / datasheet link bandwidth
   // GEMM time as a function of shape (GemmShapeFit, model/hardware.h); the
